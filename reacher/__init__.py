@@ -1,0 +1,11 @@
+"""The built-in Reacher: a MuJoCo replica of the Unity Reacher of the course (ML-Agents 0.4.0),
+with the Python API of `unityagents.UnityEnvironment`. See `shared/reacher-spec.md`."""
+from .controller import scripted_actions
+from .environment import (BRAIN_NAME, BrainInfo, BrainParameters, ReacherEnvironment,
+                          UnityActionException, UnityEnvironmentException)
+from .physics import ReacherPhysics
+from .unity import BUILT_IN_EXECUTABLE, find_unity_build, open_environment
+
+__all__ = ["BRAIN_NAME", "BUILT_IN_EXECUTABLE", "BrainInfo", "BrainParameters", "ReacherEnvironment",
+           "ReacherPhysics", "UnityActionException", "UnityEnvironmentException", "find_unity_build",
+           "open_environment", "scripted_actions"]

@@ -1,0 +1,238 @@
+"""The built-in Reacher behind the Python API of `unityagents.UnityEnvironment` (0.4.0).
+
+Course code runs unchanged:
+
+    env = ReacherEnvironment()                  # instead of UnityEnvironment(file_name=...)
+    brain_name = env.brain_names[0]
+    env_info = env.reset(train_mode=True)[brain_name]
+    env_info = env.step(actions)[brain_name]    # .vector_observations, .rewards, .local_done
+"""
+from __future__ import annotations
+
+import numbers
+
+import numpy as np
+
+from .physics import (ACTION_SIZE, DEFAULT_RESET_PARAMETERS, MAX_STEPS, OBSERVATION_SIZE,
+                      ReacherPhysics)
+
+BRAIN_NAME = "ReacherBrain"
+ACADEMY_NAME = "Academy"
+
+
+class UnityEnvironmentException(RuntimeError):
+    """The environment cannot do what was asked (closed, not reset, bad reset parameter...)."""
+
+
+class UnityActionException(ValueError):
+    """The actions passed to `step` are not what the brain expects."""
+
+
+class BrainParameters:
+    """What `env.brains[name]` holds; attribute names and printout as in unityagents 0.4.0."""
+
+    def __init__(self, brain_name: str, observation_size: int, action_size: int):
+        self.brain_name = brain_name
+        self.vector_observation_space_size = observation_size
+        self.num_stacked_vector_observations = 1
+        self.number_visual_observations = 0
+        self.camera_resolutions = []
+        self.vector_action_space_size = action_size
+        self.vector_action_descriptions = [""] * action_size
+        self.vector_action_space_type = "continuous"
+        self.vector_observation_space_type = "continuous"
+
+    def __str__(self) -> str:
+        return f"""Unity brain name: {self.brain_name}
+        Number of Visual Observations (per agent): {self.number_visual_observations}
+        Vector Observation space type: {self.vector_observation_space_type}
+        Vector Observation space size (per agent): {self.vector_observation_space_size}
+        Number of stacked Vector Observation: {self.num_stacked_vector_observations}
+        Vector Action space type: {self.vector_action_space_type}
+        Vector Action space size (per agent): {self.vector_action_space_size}
+        Vector Action descriptions: {', '.join(self.vector_action_descriptions)}"""
+
+
+class BrainInfo:
+    """One brain's view of a step; the fields of unityagents' BrainInfo.
+
+    As from the real client, `vector_observations` is a float64 array (agents x 33) of float32
+    values, and `rewards`, `local_done`, `max_reached`, `agents` are lists.
+    """
+
+    def __init__(self, observations: np.ndarray, rewards: np.ndarray, done: bool,
+                 previous_actions: np.ndarray):
+        n = len(observations)
+        self.vector_observations = observations.astype(np.float64)
+        self.visual_observations = []
+        self.text_observations = [""] * n
+        self.memories = np.zeros((0, 0))
+        self.rewards = rewards.astype(np.float64).tolist()
+        self.local_done = [done] * n
+        self.max_reached = [done] * n
+        self.agents = list(range(n))
+        self.previous_vector_actions = previous_actions.astype(np.float64)
+        self.previous_text_actions = [""] * n
+
+
+class ReacherEnvironment:
+    """20 Reacher arms simulated in this process with MuJoCo (see `reacher/physics.py`).
+
+    Args:
+        num_agents: number of arms (20 as in the course's build; 1 for the one-arm version).
+        seed: seeds the goals' random angles and speeds; the same seed gives the same run.
+        verbose: print the 'Academy started successfully!' block, as the Unity build does.
+    """
+
+    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True):
+        self._physics = ReacherPhysics(num_agents, seed)
+        self._brains = {BRAIN_NAME: BrainParameters(BRAIN_NAME, OBSERVATION_SIZE, ACTION_SIZE)}
+        self._steps = None          # None until the first reset, as unityagents requires one
+        self._closed = False
+        if verbose:
+            print(f"'{ACADEMY_NAME}' started successfully!\n{self}")
+            print(f"(built-in MuJoCo replica of the Unity Reacher: {num_agents} agents, seed {seed})")
+
+    # --- the unityagents surface -------------------------------------------------------------
+    @property
+    def brain_names(self) -> list[str]:
+        return [BRAIN_NAME]
+
+    @property
+    def external_brain_names(self) -> list[str]:
+        return [BRAIN_NAME]
+
+    @property
+    def brains(self) -> dict[str, BrainParameters]:
+        return self._brains
+
+    @property
+    def academy_name(self) -> str:
+        return ACADEMY_NAME
+
+    @property
+    def number_brains(self) -> int:
+        return 1
+
+    @property
+    def number_external_brains(self) -> int:
+        return 1
+
+    @property
+    def global_done(self) -> bool:
+        return False       # agents reset themselves at their step limit; the academy never ends
+
+    @property
+    def reset_parameters(self) -> dict[str, float]:
+        return dict(self._physics.reset_parameters)
+
+    @property
+    def physics(self) -> ReacherPhysics:
+        """The simulation itself, for renderers and scripted controllers."""
+        return self._physics
+
+    def __str__(self) -> str:
+        params = "\n\t\t".join(f"{k} -> {v}" for k, v in self._physics.reset_parameters.items())
+        return (f"Unity Academy name: {ACADEMY_NAME}\n"
+                f"        Number of Brains: 1\n"
+                f"        Number of External Brains : 1\n"
+                f"        Lesson number : 0\n"
+                f"        Reset Parameters :\n\t\t{params}\n" + str(self._brains[BRAIN_NAME]))
+
+    def reset(self, train_mode: bool = True, config: dict | None = None, lesson=None) -> dict:
+        """Start a new episode for every agent; no physics step is taken (spec, Interface).
+
+        `config` may change the reset parameters `goal_speed` and `goal_size`; they stay in force
+        for later resets, as in Unity.
+        """
+        self._check_open()
+        self._physics.reset_parameters.update(self._checked_config(config or {}))
+        observations = self._physics.reset()
+        self._steps = 0
+        rewards = np.zeros(self.num_agents, np.float32)
+        return {BRAIN_NAME: BrainInfo(observations, rewards, False, self._physics.actions)}
+
+    def step(self, vector_action=None, memory=None, text_action=None) -> dict:
+        """Advance one decision (4 physics frames) with the given actions, agents x 4 in [-1, 1].
+
+        The 1001st step after a reset reports `local_done` and `max_reached` for every agent,
+        with the reward of its 4 frames, and already returns the next episode's start state
+        (spec, Episodes): do not store that transition as if its next state followed from it.
+        """
+        self._check_open()
+        if self._steps is None:
+            raise UnityEnvironmentException(
+                "You cannot conduct step without first calling reset. Reset the environment with 'reset()'")
+        actions = self._checked_actions(vector_action)
+        observations, rewards = self._physics.step(actions)
+        applied = self._physics.actions.copy()
+        self._steps += 1
+        done = self._steps >= MAX_STEPS
+        if done:
+            observations = self._physics.reset()
+            self._steps = 0
+        return {BRAIN_NAME: BrainInfo(observations, rewards, done, applied)}
+
+    def close(self) -> None:
+        self._closed = True
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.close()
+
+    # --- helpers ------------------------------------------------------------------------------
+    @property
+    def num_agents(self) -> int:
+        return self._physics.num_agents
+
+    def _check_open(self) -> None:
+        if self._closed:
+            raise UnityEnvironmentException("This environment is closed; create a new one.")
+
+    @staticmethod
+    def _checked_config(config: dict) -> dict:
+        if not isinstance(config, dict):
+            raise UnityEnvironmentException(f"config must be a dict of reset parameters, got {type(config).__name__}")
+        for key, value in config.items():
+            if key not in DEFAULT_RESET_PARAMETERS:
+                raise UnityEnvironmentException(
+                    f"The parameter '{key}' is not a valid parameter; the Reacher's reset "
+                    f"parameters are {sorted(DEFAULT_RESET_PARAMETERS)}.")
+            if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
+                raise UnityEnvironmentException(
+                    f"The value for parameter '{key}' must be a finite Integer or Float, got {value!r}.")
+            if key == "goal_size" and value < 0:
+                raise UnityEnvironmentException(f"goal_size must be >= 0, got {value}.")
+        return {k: float(v) for k, v in config.items()}
+
+    def _checked_actions(self, vector_action) -> np.ndarray:
+        n = self.num_agents
+        if vector_action is None:
+            return np.zeros((n, ACTION_SIZE))           # unityagents sends zeros for a missing action
+        if isinstance(vector_action, dict):
+            unknown = set(vector_action) - {BRAIN_NAME}
+            if unknown:
+                raise UnityActionException(
+                    f"The name {sorted(unknown)[0]} does not correspond to an external brain in the environment")
+            vector_action = vector_action.get(BRAIN_NAME)
+            if vector_action is None:
+                return np.zeros((n, ACTION_SIZE))
+        try:
+            actions = np.asarray(vector_action, dtype=np.float64)
+        except (TypeError, ValueError) as error:
+            raise UnityActionException(
+                f"Actions must be numbers, an array of shape ({n}, {ACTION_SIZE}); got {type(vector_action).__name__} "
+                f"that cannot be read as numbers ({error}).") from None
+        if actions.size != n * ACTION_SIZE or actions.ndim > 2 or (actions.ndim == 2 and actions.shape[1] != ACTION_SIZE):
+            raise UnityActionException(
+                f"There was a mismatch between the provided action and environment's expectation: "
+                f"the brain {BRAIN_NAME} expected actions of shape ({n}, {ACTION_SIZE}) (or {n * ACTION_SIZE} "
+                f"numbers), but was given shape {actions.shape}.")
+        actions = actions.reshape(n, ACTION_SIZE)
+        bad = ~np.isfinite(actions)
+        if bad.any():
+            agents = np.unique(np.nonzero(bad)[0]).tolist()
+            raise UnityActionException(f"Actions contain NaN or inf (agents {agents}); actions must be finite.")
+        return actions

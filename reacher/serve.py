@@ -1,0 +1,122 @@
+"""Serve the built-in Reacher to the real `unityagents` 0.4.0 client, as a Unity build would.
+
+`UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher")` launches the executable
+next to this file, which runs `python -m reacher.serve --port 5005`. In ML-Agents 0.4 Python
+is the gRPC server and the environment the client: the environment calls
+`UnityToExternal.Exchange(UnityMessage)` again and again, each request carrying its output for
+the previous command and each reply carrying the next command.
+
+    1. request: rl_initialization_output (academy name, API-4, brains, reset parameters)
+       reply:   rl_initialization_input (the seed)
+    2. request: an empty status-200 message          reply: the first command
+    3. request: rl_output for that command            reply: the next command ... and so on.
+       Commands: RESET (1) with is_training and float parameters, STEP (0) with agent_actions.
+       A reply whose header status is not 200 (400 on close) means stop.
+
+The generated protobuf classes come from the client's own wheel (`communicator_objects`).
+"""
+from __future__ import annotations
+
+import argparse
+import sys
+
+import numpy as np
+
+from .environment import (ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException,
+                          UnityEnvironmentException)
+from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
+
+API_VERSION = "API-4"
+STEP, RESET, QUIT = 0, 1, 2
+
+
+def _initialization_message(co):
+    message = co.UnityMessage()
+    message.header.status = 200
+    init = message.unity_output.rl_initialization_output
+    init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
+    brain = init.brain_parameters.add()
+    brain.brain_name = BRAIN_NAME
+    brain.vector_observation_size = OBSERVATION_SIZE
+    brain.num_stacked_vector_observations = 1
+    brain.vector_action_size = ACTION_SIZE
+    brain.vector_action_descriptions.extend([""] * ACTION_SIZE)
+    brain.vector_action_space_type = 1          # continuous
+    brain.vector_observation_space_type = 1     # continuous
+    brain.brain_type = 2                        # External
+    for key, value in DEFAULT_RESET_PARAMETERS.items():
+        init.environment_parameters.float_parameters[key] = value
+    return message
+
+
+def _output_message(co, info):
+    message = co.UnityMessage()
+    message.header.status = 200
+    rl_output = message.unity_output.rl_output
+    rl_output.global_done = False
+    agents = rl_output.agentInfos[BRAIN_NAME].value
+    for i in range(len(info.agents)):      # the protocol has one message per agent
+        agent = agents.add()
+        agent.stacked_vector_observation.extend(info.vector_observations[i].tolist())
+        agent.stored_vector_actions.extend(info.previous_vector_actions[i].tolist())
+        agent.reward = info.rewards[i]
+        agent.done = info.local_done[i]
+        agent.max_step_reached = info.max_reached[i]
+        agent.id = info.agents[i]
+    return message
+
+
+def serve(port: int, num_agents: int = 20) -> int:
+    try:
+        import grpc
+        import communicator_objects as co
+    except ImportError as error:
+        print(f"reacher.serve needs the unityagents 0.4.0 client's packages: {error}\n"
+              "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio",
+              file=sys.stderr)
+        return 2
+    channel = grpc.insecure_channel(f"localhost:{port}")
+    grpc.channel_ready_future(channel).result(timeout=60)
+    exchange = co.UnityToExternalStub(channel).Exchange
+    reply = exchange(_initialization_message(co))
+    seed = reply.unity_input.rl_initialization_input.seed
+    env = ReacherEnvironment(num_agents=num_agents, seed=seed, verbose=False)
+    reply = exchange(co.UnityMessage(header=co.Header(status=200)))
+    while reply.header.status == 200:
+        rl_input = reply.unity_input.rl_input
+        if rl_input.command == RESET:
+            config = dict(rl_input.environment_parameters.float_parameters)
+            info = env.reset(train_mode=rl_input.is_training, config=config)[BRAIN_NAME]
+        elif rl_input.command == STEP:
+            protos = rl_input.agent_actions[BRAIN_NAME].value
+            actions = np.array([list(p.vector_actions) for p in protos], dtype=np.float64)
+            info = env.step(actions)[BRAIN_NAME]
+        else:                                           # QUIT
+            break
+        reply = exchange(_output_message(co, info))
+    channel.close()
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--port", type=int, default=5005)
+    parser.add_argument("--num-agents", type=int, default=20)
+    # Unity player flags that unityagents may pass; a replica has no graphics to turn off.
+    parser.add_argument("-nographics", action="store_true")
+    parser.add_argument("-batchmode", action="store_true")
+    args, _ = parser.parse_known_args(argv)
+    try:
+        return serve(args.port, args.num_agents)
+    except (UnityActionException, UnityEnvironmentException) as error:
+        print(f"reacher.serve: {error}", file=sys.stderr)
+        return 1
+    except Exception as error:        # the client went away (closed, killed): end quietly
+        import grpc
+        if isinstance(error, grpc.RpcError):
+            return 0
+        raise
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,72 @@
+"""Bad input gets an error that names the problem, and the environment stays usable."""
+import os
+
+import numpy as np
+import pytest
+
+from reacher import (BRAIN_NAME, UnityActionException, UnityEnvironmentException,
+                     find_unity_build, open_environment)
+
+
+@pytest.mark.parametrize("actions, message", [
+    (np.zeros((20, 3)), r"expected actions of shape \(20, 4\).*shape \(20, 3\)"),
+    (np.zeros((10, 4)), r"expected actions of shape \(20, 4\).*shape \(10, 4\)"),
+    (np.zeros(81), r"shape \(81,\)"),
+    (np.zeros((20, 2, 2)), r"shape \(20, 2, 2\)"),
+    (np.full((20, 4), np.nan), r"NaN or inf"),
+    (np.where(np.eye(20, 4) > 0, np.inf, 0.0), r"NaN or inf \(agents \[0, 1, 2, 3\]\)"),
+    ([["a"] * 4] * 20, r"must be numbers"),
+    ({"OtherBrain": np.zeros((20, 4))}, r"OtherBrain does not correspond"),
+])
+def test_bad_actions_are_refused_and_env_still_works(env, actions, message):
+    before = env.reset()[BRAIN_NAME].vector_observations
+    with pytest.raises(UnityActionException, match=message):
+        env.step(actions)
+    np.testing.assert_array_equal(env.physics.observe(), before)     # nothing moved
+    info = env.step(np.zeros((20, 4)))[BRAIN_NAME]
+    assert info.vector_observations.shape == (20, 33)
+
+
+def test_flat_and_dict_actions_are_accepted(env):
+    env.reset()
+    env.step(np.zeros(80))
+    env.step({BRAIN_NAME: np.zeros((20, 4)).tolist()})
+    env.step(np.full((20, 4), 5.0))             # out of range is clamped, as in Unity
+
+
+@pytest.mark.parametrize("config, message", [
+    ({"goal_sped": 1.0}, r"'goal_sped' is not a valid parameter.*\['goal_size', 'goal_speed'\]"),
+    ({"goal_speed": "fast"}, r"must be a finite Integer or Float"),
+    ({"goal_size": float("nan")}, r"must be a finite Integer or Float"),
+    ({"goal_size": -1}, r"goal_size must be >= 0"),
+])
+def test_bad_reset_parameters_are_refused(env, config, message):
+    env.reset()
+    with pytest.raises(UnityEnvironmentException, match=message):
+        env.reset(config=config)
+    assert env.reset_parameters == {"goal_speed": 1.0, "goal_size": 5.0}
+    env.step(np.zeros((20, 4)))
+
+
+def test_step_before_reset_and_calls_after_close(env):
+    with pytest.raises(UnityEnvironmentException, match="without first calling reset"):
+        env.step(np.zeros((20, 4)))
+    env.reset()
+    env.close()
+    for call in (env.reset, lambda: env.step(np.zeros((20, 4)))):
+        with pytest.raises(UnityEnvironmentException, match="closed"):
+            call()
+
+
+def test_missing_unity_build(tmp_path):
+    with pytest.raises(UnityEnvironmentException, match=r"No Unity build found at .*Reacher\.x86_64"):
+        open_environment(str(tmp_path / "Reacher_Linux" / "Reacher.x86_64"))
+
+
+def test_non_executable_unity_build(tmp_path):
+    build = tmp_path / "Reacher.x86_64"
+    build.write_text("not a program")
+    with pytest.raises(UnityEnvironmentException, match="not an executable file: run `chmod"):
+        find_unity_build(str(build))
+    os.chmod(build, 0o755)
+    assert find_unity_build(str(tmp_path / "Reacher")) == str(build)
