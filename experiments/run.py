@@ -1,0 +1,115 @@
+"""Train the notebook's agent headless, for several seeds and variants, and save the results.
+
+    python experiments/run.py --variant full --seeds 0 1 2            # until solved (max 200)
+    python experiments/run.py --variant one_step --seeds 0 1 2 --episodes 100 --no-stop
+
+Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
+this 2-core machine). A run checkpoints to runs/<variant>/seed<k>/ (large, not committed) and
+resumes from there if interrupted; when it ends, its small results (scores.csv, summary.json
+with a 5-episode noise-free evaluation of the saved actor, config.json) are copied to
+results/<variant>/seed<k>/, and a run whose results exist is skipped.
+
+The agent is the notebook's own code (experiments/notebook.py), never a copy.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import time
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, ROOT)
+
+# What each variant changes in the notebook's Config. Ablations remove one extension at a time.
+VARIANTS = {
+    "full": {},
+    "one_step": {"n_step": 1},
+    "uniform": {"alpha": 0.0},
+    "action_noise": {"exploration": "ou"},
+    "plain": {"n_step": 1, "alpha": 0.0, "exploration": "ou"},
+}
+
+
+def evaluate(actor_path: str, seed: int, episodes: int = 5) -> list:
+    """Mean score over the 20 agents in each of `episodes` noise-free episodes of the saved actor."""
+    import numpy as np
+    import torch
+    import reacher
+    policy = torch.jit.load(actor_path)
+    env = reacher.ReacherEnvironment(seed=10_000 + seed, verbose=False)   # goals unseen in training
+    means = []
+    for _ in range(episodes):
+        info = env.reset()[reacher.BRAIN_NAME]
+        states, scores = info.vector_observations, np.zeros(len(info.agents))
+        while True:
+            with torch.no_grad():
+                actions = policy(torch.as_tensor(states, dtype=torch.float32)).numpy()
+            info = env.step(actions)[reacher.BRAIN_NAME]
+            scores += info.rewards
+            states = info.vector_observations
+            if np.any(info.local_done):
+                break
+        means.append(float(scores.mean()))
+    return means
+
+
+def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
+    """One training run in this process."""
+    import torch
+    import reacher
+    from experiments.notebook import load_definitions
+    torch.set_num_threads(1)
+    ns = load_definitions()
+    cfg = ns["Config"](seed=seed, max_episodes=episodes, stop_when_solved=stop, **VARIANTS[variant])
+    run_dir = os.path.join(ROOT, "runs", variant, f"seed{seed}")
+    env = reacher.ReacherEnvironment(seed=seed, verbose=False)
+    ns["train"](cfg, env, run_dir, live=False, log_every=10)
+    summary_path = os.path.join(run_dir, "summary.json")
+    summary = json.load(open(summary_path))
+    summary["eval_noise_free_5"] = evaluate(os.path.join(run_dir, "actor_torchscript.pt"), seed)
+    summary["variant"] = variant
+    json.dump(summary, open(summary_path, "w"), indent=2)
+    out = os.path.join(ROOT, "results", variant, f"seed{seed}")
+    os.makedirs(out, exist_ok=True)
+    for name in ("scores.csv", "config.json", "summary.json"):
+        shutil.copy(os.path.join(run_dir, name), out)
+    print(f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
+          f"{summary['wall_seconds'] / 60:.1f} min, noise-free eval {[round(x, 2) for x in summary['eval_noise_free_5']]}",
+          flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--variant", nargs="+", default=["full"], choices=sorted(VARIANTS))
+    parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
+    parser.add_argument("--episodes", type=int, default=200, help="maximum episodes per run")
+    parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
+    parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
+    args = parser.parse_args()
+    if args.one:
+        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop)
+    todo = [(v, s) for v in args.variant for s in args.seeds
+            if not os.path.exists(os.path.join(ROOT, "results", v, f"seed{s}", "summary.json"))]
+    running = []
+    while todo or running:
+        while todo and len(running) < args.jobs:
+            v, s = todo.pop(0)
+            os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
+            log = open(os.path.join(ROOT, "runs", f"{v}-seed{s}.log"), "a")
+            cmd = [sys.executable, __file__, "--one", v, str(s), "--episodes", str(args.episodes)]
+            cmd += ["--no-stop"] if args.no_stop else []
+            running.append((v, s, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)))
+            print(f"started {v} seed {s} (log: runs/{v}-seed{s}.log)", flush=True)
+        time.sleep(5)
+        for job in [j for j in running if j[2].poll() is not None]:
+            running.remove(job)
+            v, s, proc = job
+            tail = open(os.path.join(ROOT, "runs", f"{v}-seed{s}.log")).read().strip().splitlines()[-1:]
+            print(f"finished {v} seed {s} (exit {proc.returncode}): {tail[0] if tail else ''}", flush=True)
+
+
+if __name__ == "__main__":
+    main()
