@@ -2,6 +2,7 @@
 
     python experiments/run.py --variant full --seeds 0 1 2            # until solved (max 200)
     python experiments/run.py --variant one_step --seeds 0 1 2 --episodes 100 --no-stop
+    python experiments/run.py --import-notebook     # the notebook's run in checkpoints/ as full/seed0
 
 Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
 this 2-core machine). A run checkpoints to runs/<variant>/seed<k>/ (large, not committed) and
@@ -80,6 +81,23 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
           flush=True)
 
 
+def import_notebook_run() -> None:
+    """Record the notebook's own run (checkpoints/, seed 0, default Config) as results/full/seed0."""
+    src = os.path.join(ROOT, "checkpoints")
+    summary = json.load(open(os.path.join(src, "summary.json")))
+    config = json.load(open(os.path.join(src, "config.json")))
+    summary["eval_noise_free_5"] = evaluate(os.path.join(src, "actor_torchscript.pt"), config["seed"])
+    summary["variant"] = "full"
+    summary["source"] = "Continuous_Control.ipynb"
+    out = os.path.join(ROOT, "results", "full", f"seed{config['seed']}")
+    os.makedirs(out, exist_ok=True)
+    for name in ("scores.csv", "config.json"):
+        shutil.copy(os.path.join(src, name), out)
+    json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+    print(f"notebook run (seed {config['seed']}): solved at {summary['solved_at']}, noise-free eval "
+          f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
+
+
 def main():
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", nargs="+", default=["full"], choices=sorted(VARIANTS))
@@ -87,8 +105,11 @@ def main():
     parser.add_argument("--episodes", type=int, default=200, help="maximum episodes per run")
     parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
+    if args.import_notebook:
+        return import_notebook_run()
     if args.one:
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop)
     todo = [(v, s) for v in args.variant for s in args.seeds

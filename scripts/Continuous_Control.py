@@ -158,15 +158,16 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # largest priority so far, so each is seen at least once. Sampling by priority changes the
 # distribution the expectation is taken over, so each sample's loss is weighted by
 # $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j w_j},$$
-# with $N$ the number of stored transitions and the maximum over all of them; dividing by it
-# only ever scales updates down. $\beta$ is annealed from $\beta_0$ to 1, where the correction is
+# with $N$ the number of stored transitions. Dividing by the largest weight only ever scales
+# updates down [3]. We take that maximum over the sampled batch, as Dopamine's implementation
+# does; the maximum over the whole buffer, $(N \min_j P(j))^{-\beta}$, lets one stale tiny
+# priority shrink every update, a smaller learning rate in disguise that grows as $\beta \to 1$. $\beta$ is annealed from $\beta_0$ to 1, where the correction is
 # exact, by the end of training, when unbiased updates matter most.
 #
 # A **sum tree** makes this fast: a binary tree whose leaves hold the priorities and whose
 # every node holds the sum of its children, so the root holds $\sum_k p_k$. Changing a priority
 # updates one path to the root, and finding the leaf where a prefix sum $u \in [0, \sum_k p_k)$
-# falls walks one path down: both $O(\log N)$. For the $\max_j w_j$ a **min tree** of the same
-# shape gives the smallest priority: $\max_j w_j = (N \min_j P(j))^{-\beta}$.
+# falls walks one path down: both $O(\log N)$.
 #
 # ### 3.6 NoisyNet exploration
 #
@@ -241,7 +242,7 @@ class Config:
     """Adam learning rate of the critic."""
     tau: float = 5e-3
     """Polyak factor of the soft target updates."""
-    hidden: tuple = (256, 256)
+    hidden: tuple = (128, 128)
     """Hidden layer sizes of both networks."""
     grad_clip: float = 1.0
     """Max gradient norm of the critic's updates."""
@@ -266,7 +267,7 @@ class Config:
 
 
 # %% [markdown]
-# ### 4.2 Sum tree and min tree
+# ### 4.2 The sum tree
 #
 # One numpy array of size $2M$ ($M$ a power of two at least the capacity): node $i$ has children
 # $2i$ and $2i+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An update writes
@@ -276,13 +277,12 @@ class Config:
 # go left if the value falls within the left child's sum, else subtract that sum and go right.
 
 # %% tags=["definitions"]
-class SegmentTree:
-    """A complete binary tree in one array, reducing leaves with `op` (np.add or np.minimum)."""
+class SumTree:
+    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
 
-    def __init__(self, capacity: int, op=np.add, empty: float = 0.0):
+    def __init__(self, capacity: int):
         self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
-        self.op, self.empty = op, empty
-        self.tree = np.full(2 * self.leaves, empty, dtype=np.float64)
+        self.tree = np.zeros(2 * self.leaves)
 
     def __getitem__(self, index):
         return self.tree[np.asarray(index) + self.leaves]
@@ -292,14 +292,14 @@ class SegmentTree:
         self.tree[nodes] = values
         while nodes[0] > 1:                 # all nodes sit on one level: climb together
             nodes = nodes // 2
-            self.tree[nodes] = self.op(self.tree[2 * nodes], self.tree[2 * nodes + 1])
+            self.tree[nodes] = self.tree[2 * nodes] + self.tree[2 * nodes + 1]
 
-    def reduce(self) -> float:
-        """The sum (or min) of all leaves: the root."""
+    def total(self) -> float:
+        """The sum of all leaves: the root."""
         return self.tree[1]
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
-        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1]). Sum trees only."""
+        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
         nodes = np.ones(len(values), dtype=np.int64)
         values = np.asarray(values, dtype=np.float64).copy()
         while nodes[0] < self.leaves:
@@ -311,19 +311,19 @@ class SegmentTree:
 
 
 # %% [markdown]
-# Check: priorities 1, 2, 3, 4 must be sampled about 10%, 20%, 30%, 40% of the time.
+# Check: priorities 1, 2, 3, 4 must be sampled about 10%, 20%, 30%, 40% of the time, and
+# after an update every node still holds the sum of its children.
 
 # %%
 # NBVAL_CHECK_OUTPUT
-tree = SegmentTree(5)
+tree = SumTree(5)
 tree[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
-print("total:", tree.reduce())
-draws = tree.find_prefix_sum(np.random.default_rng(0).uniform(0, tree.reduce(), 100_000))
+print("total:", tree.total())
+draws = tree.find_prefix_sum(np.random.default_rng(0).uniform(0, tree.total(), 100_000))
 print("sampled frequencies:", np.round(np.bincount(draws, minlength=5) / len(draws), 2))
-mins = SegmentTree(5, np.minimum, np.inf)
-mins[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
-mins[np.array([0])] = 5.0
-print("min after raising leaf 0:", mins.reduce())
+tree[np.array([0, 0, 3])] = [5.0, 5.0, 0.0]          # repeated indices are harmless
+print("after setting leaf 0 to 5 and leaf 3 to 0: total", tree.total(), "- node sums agree:",
+      all(tree.tree[i] == tree.tree[2 * i] + tree.tree[2 * i + 1] for i in range(1, tree.leaves)))
 
 # %% [markdown]
 # ### 4.3 The n-step accumulator
@@ -414,7 +414,7 @@ print("next episode, first push:", acc.push(state(0), state(0), np.array([1.0, 1
 # ### 4.4 The prioritized replay buffer
 #
 # Preallocated arrays hold the transitions; a ring index overwrites the oldest. The sum tree
-# holds $p_i = (|\delta_i| + \epsilon)^\alpha$, the min tree the same values. Sampling is
+# holds $p_i = (|\delta_i| + \epsilon)^\alpha$. Sampling is
 # stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in each,
 # which spreads the batch over the whole distribution.
 
@@ -430,8 +430,7 @@ class PrioritizedReplay:
         self.returns = np.zeros(capacity, np.float32)
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
-        self.sums = SegmentTree(capacity)
-        self.mins = SegmentTree(capacity, np.minimum, np.inf)
+        self.priorities = SumTree(capacity)
         self.max_priority = 1.0          # new transitions get the largest priority so far
         self.next, self.size = 0, 0
 
@@ -444,13 +443,12 @@ class PrioritizedReplay:
         self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, batch: int, beta: float):
-        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j, and the batch."""
-        total = self.sums.reduce()
+        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j (j in the batch), the batch."""
+        total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
-        idx = np.minimum(self.sums.find_prefix_sum(bounds), self.size - 1)
-        probs = self.sums[idx] / total
-        max_weight = (self.size * self.mins.reduce() / total) ** -beta
-        weights = (self.size * probs) ** -beta / max_weight
+        idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
+        weights = (self.size * self.priorities[idx] / total) ** -beta
+        weights /= weights.max()
         batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
                         self.next_states[idx], self.discounts[idx])
         return idx, weights.astype(np.float32), batch_arrays
@@ -461,15 +459,13 @@ class PrioritizedReplay:
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:
-        p_alpha = priorities ** self.alpha
-        self.sums[idx] = p_alpha
-        self.mins[idx] = p_alpha
+        self.priorities[idx] = priorities ** self.alpha
 
 
 # %% [markdown]
 # Check: after giving transition 0 a TD error 9 times larger than the others', it is drawn
 # about 9/13 of the time with $\alpha = 1$, and its weight is the smallest. The weights equal
-# $(N P(i))^{-\beta} / \max_j w_j$ computed directly, and the largest possible is 1.
+# $(N P(i))^{-\beta} / \max_j w_j$ computed directly.
 
 # %%
 # NBVAL_CHECK_OUTPUT
@@ -548,9 +544,10 @@ print("sigma changed by a gradient step:", not torch.equal(sigma_before, layer.w
 # The actor maps a state to 4 actions through two hidden ReLU layers and a $\tanh$, which keeps
 # actions in $[-1, 1]$. With NoisyNet exploration all its layers are `NoisyLinear`; otherwise
 # plain `Linear` (the ablations use that). The critic takes state and action together through
-# two hidden ReLU layers to one value. The Ornstein-Uhlenbeck process returns its **state**,
-# which is what makes it correlated in time (returning the fresh Gaussian increment instead
-# gives white noise).
+# two hidden ReLU layers to one value. Both see states standardised by the running mean and
+# variance of all states seen (`Normalizer`). The Ornstein-Uhlenbeck process returns its
+# **state**, which is what makes it correlated in time (returning the fresh Gaussian increment
+# instead gives white noise).
 
 # %% tags=["definitions"]
 class Actor(nn.Module):
@@ -594,6 +591,33 @@ class Critic(nn.Module):
         return self.out(x).squeeze(-1)
 
 
+class Normalizer(nn.Module):
+    """Standardises states with the running mean and variance of every state seen so far.
+
+    The Reacher's inputs range from quaternions within [-1, 1] to linear velocities near 50;
+    scaled alike, they train faster. Its statistics are buffers, so they are saved with the
+    weights and traced into the exported actor."""
+
+    def __init__(self, size: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula)."""
+        n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
+        total = self.count + n
+        delta = mean - self.mean
+        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * self.count * n / total) / total)
+        self.mean.add_(delta * n / total)
+        self.count.copy_(total)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
+
+
 class OrnsteinUhlenbeck:
     """x <- (1 - theta) x + sigma sqrt(1 - (1 - theta)^2) xi: stationary std sigma, and
     correlation (1 - theta)^k between steps k apart. Returns the process's state."""
@@ -609,7 +633,8 @@ class OrnsteinUhlenbeck:
 
 
 # %% [markdown]
-# Check: the networks' sizes and output ranges, and the process's correlation: about
+# Check: the networks' sizes and output ranges; the normaliser turns states of mean 3 and
+# standard deviation 2 into mean 0 and deviation 1; the process's correlation is about
 # $(1 - 0.15)^{k}$ at lag $k$, with unit variance.
 
 # %%
@@ -624,6 +649,12 @@ s = torch.randn(20, 33)
 actor.set_noise(torch.randn(actor.noise_size))
 a = actor(s)
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), " Q:", tuple(critic(s, a).shape))
+norm = Normalizer(33)
+for _ in range(50):
+    norm.update(3 + 2 * torch.randn(20, 33))
+z = norm(3 + 2 * torch.randn(1000, 33))
+print(f"normaliser: mean {norm.mean.mean():.1f}, std {norm.var.sqrt().mean():.1f}; "
+      f"standardised: mean {z.mean():.1f}, std {z.std():.1f}")
 ou = OrnsteinUhlenbeck(20_000, theta=0.15, sigma=1.0, generator=torch.Generator().manual_seed(0))
 path = torch.stack([ou.sample() for _ in range(11)])
 print("OU std:", round(path.std().item(), 1), " correlation at lags 1, 5, 10:",
@@ -633,7 +664,8 @@ print("OU std:", round(path.std().item(), 1), " correlation at lags 1, 5, 10:",
 # %% [markdown]
 # ### 4.7 The agent
 #
-# `act` runs the actor on all 20 states at once. `step` feeds the n-step accumulator, stores
+# `act` runs the actor on all 20 (standardised) states at once. `step` updates the state
+# statistics, feeds the n-step accumulator, stores
 # what it emits, and learns every `learn_every` steps once the buffer holds `warmup`
 # transitions. `learn` is section 3.3's steps 3 to 6. The soft update is in place.
 
@@ -652,6 +684,7 @@ class Agent:
         self.actor_target.load_state_dict(self.actor.state_dict())
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.actor_target.set_noise(None)                # targets use the mean weights
+        self.norm = Normalizer(state_size)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha,
@@ -663,7 +696,7 @@ class Agent:
         self.steps, self.updates = 0, 0
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        s = torch.as_tensor(states, dtype=torch.float32)
+        s = self.norm(torch.as_tensor(states, dtype=torch.float32))
         if self.cfg.exploration == "noisynet":
             self.actor.set_noise(self.noise.sample() if explore else None)
         with torch.no_grad():
@@ -675,6 +708,7 @@ class Agent:
         return actions.clamp(-1, 1).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        self.norm.update(torch.as_tensor(states, dtype=torch.float32))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
             self.memory.add(*transitions)
@@ -690,6 +724,7 @@ class Agent:
     def learn(self) -> tuple[float, float]:
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
         s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
+        s, s_next = self.norm(s), self.norm(s_next)      # the replay keeps raw states
         w = torch.from_numpy(weights)
         # Critic: y = R + gamma^m Q'(s', mu'(s')), no terminal flag (time limits bootstrap).
         with torch.no_grad():
@@ -735,7 +770,7 @@ after_online = list(check.critic.parameters())
 moved = all(torch.allclose(t, b + check.cfg.tau * (o - b), atol=1e-7)
             for t, b, o in zip(check.critic_target.parameters(), before, after_online))
 print("losses finite:", all(np.isfinite(losses)), " target moved by tau:", moved)
-print("priorities changed:", not np.allclose(check.memory.sums[np.arange(check.memory.size)], 1.0))
+print("priorities changed:", not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0))
 
 # %% [markdown]
 # ## 5. Training
@@ -754,10 +789,10 @@ def save_checkpoint(path: str, agent: Agent, env, episode: int, history: dict) -
     m = agent.memory
     np.savez(os.path.join(path, "replay.tmp.npz"), states=m.states[:m.size], actions=m.actions[:m.size],
              returns=m.returns[:m.size], next_states=m.next_states[:m.size], discounts=m.discounts[:m.size],
-             priorities=m.sums[np.arange(m.size)])
+             priorities=m.priorities[np.arange(m.size)])
     state = {
         "config": asdict(agent.cfg), "episode": episode, "history": history, "steps": agent.steps,
-        "nets": {k: getattr(agent, k).state_dict() for k in ("actor", "critic", "actor_target", "critic_target")},
+        "nets": {k: getattr(agent, k).state_dict() for k in ("actor", "critic", "actor_target", "critic_target", "norm")},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
         "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority},
         "random": {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
@@ -787,8 +822,7 @@ def load_checkpoint(path: str, agent: Agent, env) -> tuple[int, dict] | None:
     n = len(replay["returns"])
     for name in ("states", "actions", "returns", "next_states", "discounts"):
         getattr(m, name)[:n] = replay[name]
-    m.sums[np.arange(n)] = replay["priorities"]
-    m.mins[np.arange(n)] = replay["priorities"]
+    m.priorities[np.arange(n)] = replay["priorities"]
     m.next, m.size, m.max_priority = state["memory"]["next"], state["memory"]["size"], state["memory"]["max_priority"]
     agent.rng.bit_generator.state = state["random"]["numpy"]
     agent.gen.set_state(state["random"]["torch"])
@@ -886,7 +920,8 @@ def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env
     torch.save(agent.actor.state_dict(), os.path.join(run_dir, "actor.pt"))
     torch.save(agent.critic.state_dict(), os.path.join(run_dir, "critic.pt"))
     agent.actor.set_noise(None)
-    scripted = torch.jit.trace(agent.actor, torch.zeros(1, state_size))
+    torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
+    scripted = torch.jit.trace(nn.Sequential(agent.norm, agent.actor), torch.zeros(1, state_size))
     scripted.save(os.path.join(run_dir, "actor_torchscript.pt"))
     with open(os.path.join(run_dir, "config.json"), "w") as f:
         json.dump(asdict(agent.cfg), f, indent=2)

@@ -20,9 +20,19 @@ def test_notebook_and_twin_are_in_sync(notebook, twin):
         f"{notebook} and {twin} differ: run `jupytext --sync {notebook}` (or edit one and sync)")
 
 
+@pytest.mark.parametrize("notebook, twin", PAIRS)
+def test_committed_notebook_is_executed_top_to_bottom(notebook, twin):
+    nb = json.load(open(os.path.join(ROOT, notebook)))
+    code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
+    assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
+    assert not [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
+    text = "".join("".join(o.get("text", "")) for c in code for o in c["outputs"])
+    assert "SMOKE = False" in text, "the committed outputs must be the full run's, not the smoke run's"
+
+
 def test_definitions_load_headless():
     """The experiments run the notebook's own definitions (experiments/notebook.py)."""
     from experiments.notebook import load_definitions
     ns = load_definitions()
-    assert {"Config", "SegmentTree", "NStepAccumulator", "PrioritizedReplay", "NoisyLinear",
+    assert {"Config", "SumTree", "NStepAccumulator", "PrioritizedReplay", "NoisyLinear",
             "Actor", "Critic", "Agent", "train"} <= set(ns)
