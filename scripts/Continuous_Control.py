@@ -810,7 +810,9 @@ def load_checkpoint(path: str, agent: Agent, env) -> tuple[int, dict] | None:
     if not os.path.exists(file):
         return None
     state = torch.load(file, weights_only=False)
-    if state["config"] != asdict(agent.cfg):
+    extendable = {"max_episodes", "stop_when_solved", "checkpoint_every"}     # may change on resume
+    same = lambda cfg: {k: v for k, v in cfg.items() if k not in extendable}
+    if same(state["config"]) != same(asdict(agent.cfg)):
         print(f"Checkpoint in {path} has another configuration: starting afresh.")
         return None
     for k, sd in state["nets"].items():

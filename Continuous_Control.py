@@ -1,0 +1,1009 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Continuous Control: DDPG with n-step targets, prioritized replay and NoisyNet on the 20-arm Reacher
+#
+# Twenty two-jointed arms must keep their hands inside goal spheres that circle around them.
+# Each arm sees 33 numbers (positions, rotations and velocities of its two links, and the goal)
+# and sets 4 torques in $[-1, 1]$. A step in which the hand is in the goal earns up to $0.04$
+# (0.01 per physics frame, 4 frames per step), so an episode of 1001 steps is worth about 40.
+# The task counts as **solved when the mean over 100 consecutive episodes of the 20-agent mean
+# score reaches 30**.
+#
+# This notebook builds a DDPG agent from its parts, explains each one before its code, checks
+# each one right after, and trains it. The agent extends DDPG [1] with three ideas: n-step
+# targets [5, 6], prioritized experience replay [3] and NoisyNet exploration [4].
+#
+# Run it top to bottom. With the environment variable `SMOKE=1` it runs a short configuration
+# that writes to a temporary folder: that is what the tests do. The committed notebook holds
+# the outputs of the full run.
+
+# %% [markdown]
+# ## 1. The environment
+#
+# The course runs a Unity build of ML-Agents' Reacher through the `unityagents` client. This
+# project ships a MuJoCo replica of that build with the same Python API (`reacher/`, built from
+# `shared/reacher-spec.md`), and trains on it by default. To use a Unity build, set the
+# environment variable `REACHER_UNITY_BUILD` to its path (for example
+# `Reacher_Linux_NoVis/Reacher.x86_64`); the rest of the notebook is the same either way.
+
+# %% tags=["definitions"]
+import json
+import os
+import platform
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+
+import matplotlib.pyplot as plt
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+from IPython.display import display
+from tqdm.auto import tqdm
+
+import reacher
+
+# %%
+
+SMOKE = os.environ.get("SMOKE", "0") == "1"
+UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")   # None: the built-in replica
+# The full run writes the solving run to checkpoints/; the smoke run never touches it.
+RUN_DIR = tempfile.mkdtemp(prefix="reacher-smoke-") if SMOKE else "checkpoints"
+print(f"SMOKE = {SMOKE}; results go to {'a temporary folder' if SMOKE else RUN_DIR}")
+
+env = reacher.open_environment(UNITY_BUILD, seed=0)
+brain_name = env.brain_names[0]
+brain = env.brains[brain_name]
+
+# %%
+env_info = env.reset(train_mode=True)[brain_name]
+num_agents = len(env_info.agents)
+action_size = brain.vector_action_space_size
+states = env_info.vector_observations
+state_size = states.shape[1]
+print("Number of agents:", num_agents)
+print("Size of each action:", action_size)
+print(f"There are {states.shape[0]} agents. Each observes a state with length: {state_size}")
+print("The state for the first agent looks like:", states[0])
+
+# %% [markdown]
+# ## 2. A random agent
+#
+# Normal actions clipped to $[-1, 1]$, as in the course's notebook: a baseline to beat.
+
+# %%
+rng = np.random.default_rng(0)
+env_info = env.reset(train_mode=True)[brain_name]
+scores = np.zeros(num_agents)
+while True:
+    actions = np.clip(rng.standard_normal((num_agents, action_size)), -1, 1)
+    env_info = env.step(actions)[brain_name]
+    scores += env_info.rewards
+    if np.any(env_info.local_done):
+        break
+print(f"Random agent: mean score over the {num_agents} agents this episode: {scores.mean():.2f}")
+
+# %% [markdown]
+# ## 3. Theory
+#
+# ### 3.1 Actor-critic and the deterministic policy gradient
+#
+# The actions are continuous, so instead of a $\max_a Q(s, a)$ over a finite set, DDPG [1]
+# learns two networks:
+#
+# * a **critic** $Q_\phi(s, a)$ that estimates the return of taking action $a$ in state $s$ and
+#   following the policy afterwards, trained on the Bellman equation
+#   $Q(s, a) = \mathbb{E}\,[\,r + \gamma\, Q(s', \mu(s'))\,]$;
+# * an **actor** $\mu_\theta(s)$ that outputs one action, trained to climb the critic. The
+#   deterministic policy gradient theorem [2] says that the gradient of the expected return is
+#   $$\nabla_\theta J \approx \mathbb{E}_{s \sim \mathcal{D}}\left[\nabla_a Q_\phi(s, a)\big|_{a=\mu_\theta(s)}\,\nabla_\theta \mu_\theta(s)\right],$$
+#   which autograd computes when we minimise $-Q_\phi(s, \mu_\theta(s))$ with respect to $\theta$ only.
+#
+# Both learn off-policy from a replay buffer $\mathcal{D}$ of past transitions, which decorrelates
+# the samples and reuses each transition many times.
+#
+# ### 3.2 Target networks and soft updates
+#
+# The critic's target uses the critic itself, so a plain regression chases a moving target.
+# DDPG keeps slowly moving copies $Q_{\phi'}$ and $\mu_{\theta'}$ for the targets and after each
+# update moves them a little toward the learned networks (Polyak averaging):
+# $$\phi' \leftarrow \tau\,\phi + (1 - \tau)\,\phi', \qquad \theta' \leftarrow \tau\,\theta + (1 - \tau)\,\theta', \qquad \tau \ll 1.$$
+#
+# ### 3.3 The algorithm
+#
+# 1. Initialise actor $\mu_\theta$, critic $Q_\phi$, targets $\theta' \leftarrow \theta$, $\phi' \leftarrow \phi$, an empty replay buffer.
+# 2. For every step, for all 20 agents at once:
+#    1. act $a = \mu_\theta(s)$ with exploration (here: the NoisyNet actor's own noise);
+#    2. step the environment, get $r$ and $s'$; turn the last $n$ steps into $n$-step transitions
+#       and store them with the highest priority seen so far;
+#    3. sample a batch by priority, with importance weights $w_i$;
+#    4. critic: minimise $\frac{1}{B}\sum_i w_i\,(y_i - Q_\phi(s_i, a_i))^2$ with the $n$-step target $y_i$ below;
+#       set each sampled priority to $|y_i - Q_\phi(s_i, a_i)| + \epsilon$;
+#    5. actor: minimise $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$;
+#    6. soft-update both targets.
+#
+# ### 3.4 n-step targets
+#
+# The one-step target $r_t + \gamma\,Q'(s_{t+1}, \mu'(s_{t+1}))$ leans entirely on the critic,
+# which is poor early on, and passes a reward back one step per update. The $n$-step target
+# [5, 6] uses $n$ real rewards before it bootstraps:
+# $$y_t = \sum_{k=0}^{n-1} \gamma^k\, r_{t+k} + \gamma^n\, Q'\big(s_{t+n}, \mu'(s_{t+n})\big).$$
+# Rewards reach the critic $n$ times faster and the target depends less on the critic's errors
+# (less bias). In exchange the sum carries the noise of $n$ rewards (more variance), and the
+# actions $a_{t+1}, \dots, a_{t+n-1}$ came from an older policy, so the target is not quite the
+# current policy's (off-policy bias, small when $n$ is small and the policy changes slowly).
+#
+# ### 3.5 Prioritized experience replay
+#
+# Uniform replay spends most updates on transitions the critic already predicts well.
+# Prioritized replay [3] samples transition $i$ with probability
+# $$P(i) = \frac{p_i}{\sum_k p_k}, \qquad p_i = (|\delta_i| + \epsilon)^\alpha,$$
+# where $\delta_i$ is its last TD error, $\epsilon > 0$ keeps every transition reachable, and
+# $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). New transitions get the
+# largest priority so far, so each is seen at least once. Sampling by priority changes the
+# distribution the expectation is taken over, so each sample's loss is weighted by
+# $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j w_j},$$
+# with $N$ the number of stored transitions. Dividing by the largest weight only ever scales
+# updates down [3]. We take that maximum over the sampled batch, as Dopamine's implementation
+# does; the maximum over the whole buffer, $(N \min_j P(j))^{-\beta}$, lets one stale tiny
+# priority shrink every update, a smaller learning rate in disguise that grows as $\beta \to 1$. $\beta$ is annealed from $\beta_0$ to 1, where the correction is
+# exact, by the end of training, when unbiased updates matter most.
+#
+# A **sum tree** makes this fast: a binary tree whose leaves hold the priorities and whose
+# every node holds the sum of its children, so the root holds $\sum_k p_k$. Changing a priority
+# updates one path to the root, and finding the leaf where a prefix sum $u \in [0, \sum_k p_k)$
+# falls walks one path down: both $O(\log N)$.
+#
+# ### 3.6 NoisyNet exploration
+#
+# DDPG usually explores by adding noise to the actor's actions. NoisyNet [4] instead makes the
+# actor's weights noisy, $w = \mu^w + \sigma^w \odot \varepsilon^w$, and learns $\sigma$ by
+# gradient descent with everything else, so the network decides how much to explore and where.
+# With factorised Gaussian noise a layer with $p$ inputs and $q$ outputs needs only $p + q$
+# noise variables:
+# $$\varepsilon^w_{ij} = f(\varepsilon_i)\,f(\varepsilon_j), \qquad \varepsilon^b_j = f(\varepsilon_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
+# with $\mu$ initialised uniformly in $\pm 1/\sqrt{p}$ and $\sigma$ at $\sigma_0/\sqrt{p}$.
+#
+# An arm has inertia: noise drawn afresh every step averages out before the arm moves. This
+# project's design therefore **draws the acting noise $\varepsilon$ from an Ornstein-Uhlenbeck
+# process** [1], $\varepsilon_{t+1} = (1 - \theta)\,\varepsilon_t + \sqrt{1 - (1 - \theta)^2}\;\xi_t$,
+# $\xi_t \sim \mathcal{N}(0, I)$: each $\varepsilon$ is still $\mathcal{N}(0, 1)$, as NoisyNet
+# assumes, but successive steps are correlated by $(1 - \theta)^k$, so a perturbed policy
+# persists for about $1/\theta$ steps. The learning updates draw fresh independent noise, as in [4].
+#
+# ### 3.7 Time limits are not terminal states
+#
+# A Reacher episode ends because a clock runs out at 1001 steps, not because the arm reached a
+# state with no future. Treating that step as terminal (target $y = r$) would teach the critic
+# that the same state is worth less near the clock's end, which it cannot see. So we bootstrap
+# through the time limit [7]: no transition here has a terminal flag.
+#
+# ### 3.8 The Reacher's done step
+#
+# The step that reports `done` has already reset the arm: its "next state" is the **next**
+# episode's first state. Stored as is, it would teach that the arm teleports. We therefore drop
+# that one step (its reward still counts in the score), and the steps before it whose $n$-step
+# window it would have closed get shorter returns that bootstrap from the last real state:
+# for the transition starting at $t$ with $m < n$ real steps left,
+# $y_t = \sum_{k=0}^{m-1}\gamma^k r_{t+k} + \gamma^m Q'(s_{t+m}, \mu'(s_{t+m}))$.
+# Nothing crosses an episode boundary.
+
+# %% [markdown]
+# ## 4. Implementation
+#
+# ### 4.1 Hyperparameters
+#
+# One dataclass, one docstring per field. The smoke configuration shrinks the run, not the
+# algorithm.
+
+# %% tags=["definitions"]
+@dataclass
+class Config:
+    seed: int = 0
+    """Seed of numpy, torch and the environment's goals."""
+    max_episodes: int = 200
+    """Stop after this many episodes, solved or not."""
+    stop_when_solved: bool = True
+    """Stop as soon as the 100-episode average reaches `target_score`."""
+    target_score: float = 30.0
+    """The solve criterion: mean over 100 episodes of the 20-agent mean score."""
+    gamma: float = 0.99
+    """Discount factor."""
+    n_step: int = 5
+    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target)."""
+    buffer_size: int = 1_000_000
+    """Replay capacity in transitions (about 50 episodes of 20 agents)."""
+    batch_size: int = 256
+    """Transitions per learning update."""
+    warmup: int = 5_000
+    """Transitions stored before the first update."""
+    learn_every: int = 1
+    """Environment steps (of all 20 agents) between learning rounds."""
+    updates_per_learn: int = 1
+    """Gradient updates per learning round."""
+    actor_lr: float = 1e-3
+    """Adam learning rate of the actor."""
+    critic_lr: float = 1e-3
+    """Adam learning rate of the critic."""
+    tau: float = 5e-3
+    """Polyak factor of the soft target updates."""
+    hidden: tuple = (128, 128)
+    """Hidden layer sizes of both networks."""
+    grad_clip: float = 1.0
+    """Max gradient norm of the critic's updates."""
+    alpha: float = 0.5
+    """Prioritization exponent; 0 gives uniform replay."""
+    beta_start: float = 0.4
+    """Importance-sampling exponent at the start, annealed linearly to 1."""
+    beta_steps: int = 110_000
+    """Environment steps over which beta reaches 1 (about 110 episodes)."""
+    priority_eps: float = 1e-3
+    """Added to |TD error| so that no transition's priority is zero."""
+    exploration: str = "noisynet"
+    """'noisynet' (noisy actor weights), or action noise: 'ou' or 'gaussian'."""
+    noisy_sigma0: float = 0.5
+    """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
+    noise_theta: float = 0.15
+    """Ornstein-Uhlenbeck mean reversion per step: correlation time about 1/theta steps."""
+    action_noise: float = 0.2
+    """Std of the action noise when exploration is 'ou' or 'gaussian'."""
+    checkpoint_every: int = 5
+    """Episodes between checkpoints (weights, scores, replay) for resuming."""
+
+
+# %% [markdown]
+# ### 4.2 The sum tree
+#
+# One numpy array of size $2M$ ($M$ a power of two at least the capacity): node $i$ has children
+# $2i$ and $2i+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An update writes
+# a batch of leaves, then recomputes their parents level by level from the children, all
+# indices at once (a parent written twice gets the same value twice, so duplicates are
+# harmless). Sampling walks a whole batch of prefix sums down the tree together: at each node,
+# go left if the value falls within the left child's sum, else subtract that sum and go right.
+
+# %% tags=["definitions"]
+class SumTree:
+    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
+
+    def __init__(self, capacity: int):
+        self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.tree = np.zeros(2 * self.leaves)
+
+    def __getitem__(self, index):
+        return self.tree[np.asarray(index) + self.leaves]
+
+    def __setitem__(self, index, values):
+        nodes = np.asarray(index) + self.leaves
+        self.tree[nodes] = values
+        while nodes[0] > 1:                 # all nodes sit on one level: climb together
+            nodes = nodes // 2
+            self.tree[nodes] = self.tree[2 * nodes] + self.tree[2 * nodes + 1]
+
+    def total(self) -> float:
+        """The sum of all leaves: the root."""
+        return self.tree[1]
+
+    def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
+        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
+        nodes = np.ones(len(values), dtype=np.int64)
+        values = np.asarray(values, dtype=np.float64).copy()
+        while nodes[0] < self.leaves:
+            left = 2 * nodes
+            go_right = values >= self.tree[left]
+            values -= self.tree[left] * go_right
+            nodes = left + go_right
+        return nodes - self.leaves
+
+
+# %% [markdown]
+# Check: priorities 1, 2, 3, 4 must be sampled about 10%, 20%, 30%, 40% of the time, and
+# after an update every node still holds the sum of its children.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+tree = SumTree(5)
+tree[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
+print("total:", tree.total())
+draws = tree.find_prefix_sum(np.random.default_rng(0).uniform(0, tree.total(), 100_000))
+print("sampled frequencies:", np.round(np.bincount(draws, minlength=5) / len(draws), 2))
+tree[np.array([0, 0, 3])] = [5.0, 5.0, 0.0]          # repeated indices are harmless
+print("after setting leaf 0 to 5 and leaf 3 to 0: total", tree.total(), "- node sums agree:",
+      all(tree.tree[i] == tree.tree[2 * i] + tree.tree[2 * i + 1] for i in range(1, tree.leaves)))
+
+# %% [markdown]
+# ### 4.3 The n-step accumulator
+#
+# All 20 agents step in lockstep and their episodes end together, so one window of the last
+# $n$ steps, as arrays of shape (steps, agents, ...), serves all of them. When the window is
+# full it emits, for every agent at once, the transition that starts at its oldest step:
+# $(s_t, a_t, \sum_{k=0}^{n-1}\gamma^k r_{t+k}, s_{t+n}, \gamma^n)$, where the last field is the
+# discount to apply to the bootstrap $Q'(s_{t+n}, \cdot)$. On the done step it drops that
+# step (see 3.8) and flushes the window with shorter returns.
+
+# %% tags=["definitions"]
+class NStepAccumulator:
+    """Turns the stream of (s, a, r, s', done) of all agents into n-step transitions."""
+
+    def __init__(self, n: int, gamma: float, num_agents: int, state_size: int, action_size: int):
+        self.n, self.gamma = n, gamma
+        self.states = np.zeros((n, num_agents, state_size), np.float32)
+        self.actions = np.zeros((n, num_agents, action_size), np.float32)
+        self.rewards = np.zeros((n, num_agents), np.float32)
+        self.count = 0                                        # steps in the window
+        self.discounts = gamma ** np.arange(n + 1)             # 1, g, g^2, ..., g^n
+
+    def push(self, states, actions, rewards, next_states, done: bool):
+        """Add one step of all agents; return a batch of transitions (a tuple of arrays) or None."""
+        if done:      # next_states is the next episode's start: drop this step, flush the window
+            out = self._flush(bootstrap_states=states)
+            self.count = 0
+            return out
+        if self.count == self.n:                              # slide: forget the oldest step
+            for window in (self.states, self.actions, self.rewards):
+                window[:-1] = window[1:]
+            self.count -= 1
+        k = self.count
+        self.states[k], self.actions[k], self.rewards[k] = states, actions, rewards
+        self.count += 1
+        if self.count < self.n:
+            return None
+        # The window holds t .. t+n-1: emit the transition starting at t, bootstrapping at t+n.
+        ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+        disc = np.full(len(ret), self.discounts[self.n], np.float32)
+        return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+
+    def _flush(self, bootstrap_states):
+        """The window's steps not yet emitted as starts, with returns truncated at the last real state.
+
+        After a full window, its oldest step was already emitted: steps 1..count-1 remain.
+        Before the window first fills, all `count` steps remain."""
+        first = 1 if self.count == self.n else 0
+        m = self.count
+        if m - first <= 0:
+            return None
+        starts = np.arange(first, m)                           # start j covers steps j..m-1
+        lengths = m - starts
+        # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
+        weights = np.where(np.arange(m)[None, :] >= starts[:, None],
+                           self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
+        ret = weights @ self.rewards[:m]                       # (starts, agents)
+        agents = self.rewards.shape[1]
+        disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
+        boot = np.broadcast_to(bootstrap_states, (len(starts),) + bootstrap_states.shape)
+        flat = lambda x: x.reshape((-1,) + x.shape[2:])
+        return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
+                flat(np.array(boot, np.float32)), disc)
+
+
+# %% [markdown]
+# Check with $n = 3$, $\gamma = 0.5$, two agents and rewards $1, 2, 3, 4$ (agent 1 gets 10 times
+# more): the first transition's return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$ with discount
+# $0.125$. On the done step, the two pending starts get returns $3 + 0.5 \cdot 4 = 5$ and $4$,
+# bootstrapping from the last real state with discounts $0.25$ and $0.5$, and the next episode
+# starts with an empty window.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
+state = lambda t: np.full((2, 1), t, np.float32)       # the state at time t is "t"
+for t, r in enumerate([1.0, 2.0, 3.0, 4.0]):
+    out = acc.push(state(t), state(t), np.array([r, 10 * r]), state(t + 1), done=False)
+    if out is not None:
+        s, a, ret, s_next, disc = out
+        print(f"t={t}: start s={s[:, 0]}, return={ret}, bootstrap s={s_next[:, 0]}, discount={disc}")
+s, a, ret, s_next, disc = acc.push(state(4), state(4), np.array([5.0, 50.0]), state(0), done=True)
+print(f"done: starts s={s[:, 0]}, returns={ret}, bootstrap s={s_next[:, 0]}, discounts={disc}")
+print("next episode, first push:", acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False))
+
+# %% [markdown]
+# ### 4.4 The prioritized replay buffer
+#
+# Preallocated arrays hold the transitions; a ring index overwrites the oldest. The sum tree
+# holds $p_i = (|\delta_i| + \epsilon)^\alpha$. Sampling is
+# stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in each,
+# which spreads the batch over the whole distribution.
+
+# %% tags=["definitions"]
+class PrioritizedReplay:
+    """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
+
+    def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
+                 eps: float, rng: np.random.Generator):
+        self.capacity, self.alpha, self.eps, self.rng = capacity, alpha, eps, rng
+        self.states = np.zeros((capacity, state_size), np.float32)
+        self.actions = np.zeros((capacity, action_size), np.float32)
+        self.returns = np.zeros(capacity, np.float32)
+        self.next_states = np.zeros((capacity, state_size), np.float32)
+        self.discounts = np.zeros(capacity, np.float32)
+        self.priorities = SumTree(capacity)
+        self.max_priority = 1.0          # new transitions get the largest priority so far
+        self.next, self.size = 0, 0
+
+    def add(self, states, actions, returns, next_states, discounts) -> None:
+        idx = (self.next + np.arange(len(returns))) % self.capacity
+        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
+        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+
+    def sample(self, batch: int, beta: float):
+        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j (j in the batch), the batch."""
+        total = self.priorities.total()
+        bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
+        idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
+        weights = (self.size * self.priorities[idx] / total) ** -beta
+        weights /= weights.max()
+        batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
+                        self.next_states[idx], self.discounts[idx])
+        return idx, weights.astype(np.float32), batch_arrays
+
+    def update_priorities(self, idx, td_errors) -> None:
+        priorities = np.abs(td_errors) + self.eps
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+        self._set_priority(idx, priorities)
+
+    def _set_priority(self, idx, priorities) -> None:
+        self.priorities[idx] = priorities ** self.alpha
+
+
+# %% [markdown]
+# Check: after giving transition 0 a TD error 9 times larger than the others', it is drawn
+# about 9/13 of the time with $\alpha = 1$, and its weight is the smallest. The weights equal
+# $(N P(i))^{-\beta} / \max_j w_j$ computed directly.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=1.0, eps=0.0,
+                           rng=np.random.default_rng(0))
+zeros = np.zeros((5, 1), np.float32)
+buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
+buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
+idx, weights, _ = buffer.sample(100_000, beta=0.5)
+print("share of transition 0:", round(np.mean(idx == 0), 3), " expected", round(9 / 13, 3))
+p = np.array([9.0, 1, 1, 1, 1]) / 13
+direct = (5 * p) ** -0.5 / ((5 * p) ** -0.5).max()
+print("weights of 0 and 1:", np.round(weights[[np.argmax(idx == 0), np.argmax(idx == 1)]], 4),
+      " direct:", np.round(direct[:2], 4))
+
+# %% [markdown]
+# ### 4.5 NoisyLinear
+#
+# A linear layer with learnable $\mu$ and $\sigma$ for its weights and biases, and factorised
+# noise held in two buffers that the agent sets: Ornstein-Uhlenbeck noise when acting, fresh
+# Gaussian noise when learning, nothing (the mean weights $\mu$) for evaluation and for the
+# target actor.
+
+# %% tags=["definitions"]
+class NoisyLinear(nn.Module):
+    """y = (mu_w + sigma_w * f(eps_out) f(eps_in)^T) x + mu_b + sigma_b * f(eps_out)  [4]."""
+
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+        super().__init__()
+        bound = in_features ** -0.5
+        self.weight_mu = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
+        self.bias_mu = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
+        self.register_buffer("eps_in", torch.zeros(in_features))
+        self.register_buffer("eps_out", torch.zeros(out_features))
+        self.noisy = True
+
+    def set_noise(self, eps: torch.Tensor) -> None:
+        """eps: in_features + out_features standard normal numbers."""
+        f = eps.sign() * eps.abs().sqrt()
+        self.eps_in.copy_(f[: self.eps_in.numel()])
+        self.eps_out.copy_(f[self.eps_in.numel():])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.noisy:
+            return F.linear(x, self.weight_mu, self.bias_mu)
+        weight = self.weight_mu + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
+        return F.linear(x, weight, self.bias_mu + self.bias_sigma * self.eps_out)
+
+
+# %% [markdown]
+# Check: with noise off the output is the same on every call; with noise it changes with the
+# noise; and a gradient step changes $\sigma$, so $\sigma$ is learned.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+layer = NoisyLinear(3, 2)
+x = torch.ones(1, 3)
+layer.noisy = False
+print("noise off, same output twice:", torch.equal(layer(x), layer(x)))
+layer.noisy = True
+layer.set_noise(torch.randn(5))
+y1 = layer(x)
+layer.set_noise(torch.randn(5))
+print("noise on, output changes with the noise:", not torch.equal(y1, layer(x)))
+sigma_before = layer.weight_sigma.detach().clone()
+layer(x).sum().backward()
+torch.optim.SGD(layer.parameters(), lr=0.1).step()
+print("sigma changed by a gradient step:", not torch.equal(sigma_before, layer.weight_sigma))
+
+# %% [markdown]
+# ### 4.6 Actor, critic and the Ornstein-Uhlenbeck process
+#
+# The actor maps a state to 4 actions through two hidden ReLU layers and a $\tanh$, which keeps
+# actions in $[-1, 1]$. With NoisyNet exploration all its layers are `NoisyLinear`; otherwise
+# plain `Linear` (the ablations use that). The critic takes state and action together through
+# two hidden ReLU layers to one value. Both see states standardised by the running mean and
+# variance of all states seen (`Normalizer`). The Ornstein-Uhlenbeck process returns its
+# **state**, which is what makes it correlated in time (returning the fresh Gaussian increment
+# instead gives white noise).
+
+# %% tags=["definitions"]
+class Actor(nn.Module):
+    def __init__(self, state_size: int, action_size: int, hidden=(256, 256), noisy: bool = True,
+                 sigma0: float = 0.5):
+        super().__init__()
+        sizes = (state_size, *hidden, action_size)
+        make = (lambda i, o: NoisyLinear(i, o, sigma0)) if noisy else nn.Linear
+        self.layers = nn.ModuleList(make(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+        self.noisy_layers = [m for m in self.layers if isinstance(m, NoisyLinear)]
+        self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.noisy_layers)
+
+    def set_noise(self, eps: torch.Tensor | None) -> None:
+        """Noise for every noisy layer (a flat vector of `noise_size`), or None for the mean weights."""
+        start = 0
+        for layer in self.noisy_layers:
+            layer.noisy = eps is not None
+            if eps is not None:
+                size = layer.eps_in.numel() + layer.eps_out.numel()
+                layer.set_noise(eps[start:start + size])
+                start += size
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        x = state
+        for layer in self.layers[:-1]:
+            x = F.relu(layer(x))
+        return torch.tanh(self.layers[-1](x))
+
+
+class Critic(nn.Module):
+    def __init__(self, state_size: int, action_size: int, hidden=(256, 256)):
+        super().__init__()
+        sizes = (state_size + action_size, *hidden)
+        self.hidden = nn.ModuleList(nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+        self.out = nn.Linear(sizes[-1], 1)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([state, action], dim=-1)
+        for layer in self.hidden:
+            x = F.relu(layer(x))
+        return self.out(x).squeeze(-1)
+
+
+class Normalizer(nn.Module):
+    """Standardises states with the running mean and variance of every state seen so far.
+
+    The Reacher's inputs range from quaternions within [-1, 1] to linear velocities near 50;
+    scaled alike, they train faster. Its statistics are buffers, so they are saved with the
+    weights and traced into the exported actor."""
+
+    def __init__(self, size: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula)."""
+        n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
+        total = self.count + n
+        delta = mean - self.mean
+        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * self.count * n / total) / total)
+        self.mean.add_(delta * n / total)
+        self.count.copy_(total)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
+
+
+class OrnsteinUhlenbeck:
+    """x <- (1 - theta) x + sigma sqrt(1 - (1 - theta)^2) xi: stationary std sigma, and
+    correlation (1 - theta)^k between steps k apart. Returns the process's state."""
+
+    def __init__(self, shape, theta: float, sigma: float, generator: torch.Generator):
+        self.theta, self.sigma, self.generator = theta, sigma, generator
+        self.state = sigma * torch.randn(shape, generator=generator)   # start in the stationary law
+
+    def sample(self) -> torch.Tensor:
+        kick = torch.randn(self.state.shape, generator=self.generator)
+        self.state = (1 - self.theta) * self.state + self.sigma * (1 - (1 - self.theta) ** 2) ** 0.5 * kick
+        return self.state
+
+
+# %% [markdown]
+# Check: the networks' sizes and output ranges; the normaliser turns states of mean 3 and
+# standard deviation 2 into mean 0 and deviation 1; the process's correlation is about
+# $(1 - 0.15)^{k}$ at lag $k$, with unit variance.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+actor, critic = Actor(33, 4), Critic(33, 4)
+print(actor)
+print(critic)
+count = lambda m: sum(p.numel() for p in m.parameters())
+print(f"parameters: actor {count(actor):,}, critic {count(critic):,}")
+s = torch.randn(20, 33)
+actor.set_noise(torch.randn(actor.noise_size))
+a = actor(s)
+print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), " Q:", tuple(critic(s, a).shape))
+norm = Normalizer(33)
+for _ in range(50):
+    norm.update(3 + 2 * torch.randn(20, 33))
+z = norm(3 + 2 * torch.randn(1000, 33))
+print(f"normaliser: mean {norm.mean.mean():.1f}, std {norm.var.sqrt().mean():.1f}; "
+      f"standardised: mean {z.mean():.1f}, std {z.std():.1f}")
+ou = OrnsteinUhlenbeck(20_000, theta=0.15, sigma=1.0, generator=torch.Generator().manual_seed(0))
+path = torch.stack([ou.sample() for _ in range(11)])
+print("OU std:", round(path.std().item(), 1), " correlation at lags 1, 5, 10:",
+      [round(torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item(), 2) for k in (1, 5, 10)],
+      " expected:", [round(0.85 ** k, 2) for k in (1, 5, 10)])
+
+# %% [markdown]
+# ### 4.7 The agent
+#
+# `act` runs the actor on all 20 (standardised) states at once. `step` updates the state
+# statistics, feeds the n-step accumulator, stores
+# what it emits, and learns every `learn_every` steps once the buffer holds `warmup`
+# transitions. `learn` is section 3.3's steps 3 to 6. The soft update is in place.
+
+# %% tags=["definitions"]
+class Agent:
+    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
+        self.cfg = cfg
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        noisy = cfg.exploration == "noisynet"
+        self.actor = Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
+        self.critic = Critic(state_size, action_size, cfg.hidden)
+        self.actor_target = Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
+        self.critic_target = Critic(state_size, action_size, cfg.hidden)
+        self.actor_target.load_state_dict(self.actor.state_dict())
+        self.critic_target.load_state_dict(self.critic.state_dict())
+        self.actor_target.set_noise(None)                # targets use the mean weights
+        self.norm = Normalizer(state_size)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
+        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha,
+                                        cfg.priority_eps, self.rng)
+        self.nstep = NStepAccumulator(cfg.n_step, cfg.gamma, num_agents, state_size, action_size)
+        shape = self.actor.noise_size if noisy else (num_agents, action_size)
+        sigma = 1.0 if noisy else cfg.action_noise
+        self.noise = OrnsteinUhlenbeck(shape, cfg.noise_theta, sigma, self.gen)
+        self.steps, self.updates = 0, 0
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        s = self.norm(torch.as_tensor(states, dtype=torch.float32))
+        if self.cfg.exploration == "noisynet":
+            self.actor.set_noise(self.noise.sample() if explore else None)
+        with torch.no_grad():
+            actions = self.actor(s)
+        if explore and self.cfg.exploration == "ou":
+            actions = actions + self.noise.sample()
+        elif explore and self.cfg.exploration == "gaussian":
+            actions = actions + self.cfg.action_noise * torch.randn(actions.shape, generator=self.gen)
+        return actions.clamp(-1, 1).numpy()
+
+    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        self.norm.update(torch.as_tensor(states, dtype=torch.float32))
+        transitions = self.nstep.push(states, actions, rewards, next_states, done)
+        if transitions is not None:
+            self.memory.add(*transitions)
+        self.steps += 1
+        ready = self.memory.size >= max(self.cfg.warmup, self.cfg.batch_size)
+        if ready and self.steps % self.cfg.learn_every == 0:
+            for _ in range(self.cfg.updates_per_learn):
+                self.learn()
+
+    def beta(self) -> float:
+        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+
+    def learn(self) -> tuple[float, float]:
+        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+        s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
+        s, s_next = self.norm(s), self.norm(s_next)      # the replay keeps raw states
+        w = torch.from_numpy(weights)
+        # Critic: y = R + gamma^m Q'(s', mu'(s')), no terminal flag (time limits bootstrap).
+        with torch.no_grad():
+            y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
+        td = y - self.critic(s, a)
+        critic_loss = (w * td.pow(2)).mean()
+        self.critic_opt.zero_grad()
+        critic_loss.backward()
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip)
+        self.critic_opt.step()
+        self.updates += 1
+        self.memory.update_priorities(idx, td.detach().numpy())
+        # Actor: climb Q with fresh independent noise, so that sigma is learned too.
+        if self.cfg.exploration == "noisynet":
+            self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
+        actor_loss = -self.critic(s, self.actor(s)).mean()
+        self.actor_opt.zero_grad()
+        actor_loss.backward()
+        self.actor_opt.step()
+        # Soft updates, in place: target <- target + tau (online - target).
+        with torch.no_grad():
+            for net, target in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
+                torch._foreach_lerp_(list(target.parameters()), list(net.parameters()), self.cfg.tau)
+        return critic_loss.item(), actor_loss.item()
+
+
+# %% [markdown]
+# Check: one learning update on made-up transitions gives finite losses, moves the targets by
+# exactly $\tau$ of the gap, and changes the priorities of the sampled transitions.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0), state_size=33, action_size=4, num_agents=20)
+fake = np.random.default_rng(1)
+for t in range(12):
+    s = fake.standard_normal((20, 33)).astype(np.float32)
+    check.step(s, check.act(s), fake.random(20).astype(np.float32), s, done=False)
+print("transitions stored:", check.memory.size, " updates so far:", check.updates)
+before = [p.detach().clone() for p in check.critic_target.parameters()]
+online = [p.detach().clone() for p in check.critic.parameters()]
+losses = check.learn()
+after_online = list(check.critic.parameters())
+moved = all(torch.allclose(t, b + check.cfg.tau * (o - b), atol=1e-7)
+            for t, b, o in zip(check.critic_target.parameters(), before, after_online))
+print("losses finite:", all(np.isfinite(losses)), " target moved by tau:", moved)
+print("priorities changed:", not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0))
+
+# %% [markdown]
+# ## 5. Training
+#
+# One loop for all 20 agents. It shows a progress bar, prints a line every 5 episodes (the
+# saved notebook keeps that log), redraws one learning-curve figure in place, and saves a
+# checkpoint every `checkpoint_every` episodes: networks, optimisers, replay buffer, scores and
+# random states. If a checkpoint of the same configuration exists, it resumes from it, so an
+# interrupted run loses at most a few episodes. At the end it saves the actor also as
+# TorchScript, which any script can load without these classes.
+
+# %% tags=["definitions"]
+def save_checkpoint(path: str, agent: Agent, env, episode: int, history: dict) -> None:
+    """Everything needed to resume after `episode`: a state file and the replay arrays."""
+    os.makedirs(path, exist_ok=True)
+    m = agent.memory
+    np.savez(os.path.join(path, "replay.tmp.npz"), states=m.states[:m.size], actions=m.actions[:m.size],
+             returns=m.returns[:m.size], next_states=m.next_states[:m.size], discounts=m.discounts[:m.size],
+             priorities=m.priorities[np.arange(m.size)])
+    state = {
+        "config": asdict(agent.cfg), "episode": episode, "history": history, "steps": agent.steps,
+        "nets": {k: getattr(agent, k).state_dict() for k in ("actor", "critic", "actor_target", "critic_target", "norm")},
+        "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
+        "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority},
+        "random": {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
+                   "torch_global": torch.get_rng_state(), "noise": agent.noise.state,
+                   "env": env.physics.rng.bit_generator.state if hasattr(env, "physics") else None},
+    }
+    torch.save(state, os.path.join(path, "state.tmp.pt"))
+    os.replace(os.path.join(path, "replay.tmp.npz"), os.path.join(path, "replay.npz"))   # atomic
+    os.replace(os.path.join(path, "state.tmp.pt"), os.path.join(path, "state.pt"))
+
+
+def load_checkpoint(path: str, agent: Agent, env) -> tuple[int, dict] | None:
+    """Restore a checkpoint written by the same configuration; return (episode, history)."""
+    file = os.path.join(path, "state.pt")
+    if not os.path.exists(file):
+        return None
+    state = torch.load(file, weights_only=False)
+    if state["config"] != asdict(agent.cfg):
+        print(f"Checkpoint in {path} has another configuration: starting afresh.")
+        return None
+    for k, sd in state["nets"].items():
+        getattr(agent, k).load_state_dict(sd)
+    agent.actor_target.set_noise(None)
+    agent.actor_opt.load_state_dict(state["opts"]["actor"])
+    agent.critic_opt.load_state_dict(state["opts"]["critic"])
+    replay, m = np.load(os.path.join(path, "replay.npz")), agent.memory
+    n = len(replay["returns"])
+    for name in ("states", "actions", "returns", "next_states", "discounts"):
+        getattr(m, name)[:n] = replay[name]
+    m.priorities[np.arange(n)] = replay["priorities"]
+    m.next, m.size, m.max_priority = state["memory"]["next"], state["memory"]["size"], state["memory"]["max_priority"]
+    agent.rng.bit_generator.state = state["random"]["numpy"]
+    agent.gen.set_state(state["random"]["torch"])
+    torch.set_rng_state(state["random"]["torch_global"])
+    agent.noise.state = state["random"]["noise"]
+    if state["random"]["env"] is not None and hasattr(env, "physics"):
+        env.physics.rng.bit_generator.state = state["random"]["env"]
+    agent.steps = state["steps"]
+    return state["episode"], state["history"]
+
+
+def plot_scores(history: dict, target: float, ax=None):
+    """Per-episode 20-agent mean with the min-max band, 100-episode average, line at target."""
+    ax = ax or plt.gca()
+    ax.clear()
+    episodes = np.arange(1, len(history["mean"]) + 1)
+    ax.fill_between(episodes, history["min"], history["max"], alpha=0.25, label="min-max over the 20 agents")
+    ax.plot(episodes, history["mean"], lw=1.5, label="mean over the 20 agents")
+    ax.plot(episodes, history["avg100"], lw=2, label="mean of the last 100 episodes")
+    ax.axhline(target, color="k", ls="--", lw=1, label=f"solved: {target:g}")
+    if history.get("solved_at"):
+        ax.axvline(history["solved_at"], color="g", ls=":", label=f"solved at episode {history['solved_at']}")
+    ax.set_xlabel("episode")
+    ax.set_ylabel("score")
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    return ax
+
+
+def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5) -> dict:
+    """Train until solved or `cfg.max_episodes`; write checkpoints and results to `run_dir`."""
+    brain_name = env.brain_names[0]
+    info = env.reset(train_mode=True)[brain_name]
+    num_agents, state_size = info.vector_observations.shape
+    agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    resume_dir = os.path.join(run_dir, "resume")
+    history = {"mean": [], "min": [], "max": [], "avg100": [], "wall": [], "solved_at": None}
+    first, elapsed = 1, 0.0
+    restored = load_checkpoint(resume_dir, agent, env)
+    if restored:
+        first, history = restored[0] + 1, restored[1]
+        elapsed = history["wall"][-1] if history["wall"] else 0.0
+        done_before = restored[0] >= cfg.max_episodes or (cfg.stop_when_solved and history["solved_at"])
+        print(f"{'Finished' if done_before else 'Resuming'} after episode {restored[0]}, from {resume_dir}")
+        if done_before:
+            save_results(run_dir, agent, history, state_size, env)
+            return history
+    if live:
+        fig, ax = plt.subplots(figsize=(9, 4.5))
+        handle = display(fig, display_id=True)
+    bar = tqdm(range(first, cfg.max_episodes + 1), initial=first - 1, total=cfg.max_episodes,
+               desc="episodes", disable=not live)
+    start = time.perf_counter() - elapsed
+    for episode in bar:
+        states = env.reset(train_mode=True)[brain_name].vector_observations
+        scores = np.zeros(num_agents)
+        while True:
+            actions = agent.act(states)
+            info = env.step(actions)[brain_name]
+            next_states, rewards, done = info.vector_observations, np.asarray(info.rewards), any(info.local_done)
+            agent.step(states, actions, rewards, next_states, done)
+            scores += rewards
+            states = next_states
+            if done:
+                break
+        for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
+            history[key].append(float(value))
+        history["avg100"].append(float(np.mean(history["mean"][-100:])))
+        history["wall"].append(time.perf_counter() - start)
+        if history["solved_at"] is None and episode >= 100 and history["avg100"][-1] >= cfg.target_score:
+            history["solved_at"] = episode
+        bar.set_postfix(score=f"{scores.mean():.1f}", avg100=f"{history['avg100'][-1]:.1f}")
+        if episode % log_every == 0 or episode == 1 or history["solved_at"] == episode:
+            print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  max {scores.max():5.2f}"
+                  f"  avg100 {history['avg100'][-1]:5.2f}  {history['wall'][-1] / 60:5.1f} min")
+            if live:
+                plot_scores(history, cfg.target_score, ax)
+                handle.update(fig)
+        finished = episode == cfg.max_episodes or (cfg.stop_when_solved and history["solved_at"])
+        if episode % cfg.checkpoint_every == 0 or finished:
+            save_checkpoint(resume_dir, agent, env, episode, history)
+        if finished:
+            break
+    if live:
+        plot_scores(history, cfg.target_score, ax)
+        handle.update(fig)
+        plt.close(fig)
+    save_results(run_dir, agent, history, state_size, env)
+    return history
+
+
+def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env) -> None:
+    """Weights, TorchScript actor, configuration, per-episode scores and a summary."""
+    os.makedirs(run_dir, exist_ok=True)
+    torch.save(agent.actor.state_dict(), os.path.join(run_dir, "actor.pt"))
+    torch.save(agent.critic.state_dict(), os.path.join(run_dir, "critic.pt"))
+    agent.actor.set_noise(None)
+    torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
+    scripted = torch.jit.trace(nn.Sequential(agent.norm, agent.actor), torch.zeros(1, state_size))
+    scripted.save(os.path.join(run_dir, "actor_torchscript.pt"))
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(asdict(agent.cfg), f, indent=2)
+    with open(os.path.join(run_dir, "scores.csv"), "w") as f:
+        f.write("episode,mean,min,max,avg100,wall_seconds\n")
+        for i, row in enumerate(zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])):
+            f.write(f"{i + 1}," + ",".join(f"{v:.4f}" for v in row) + "\n")
+    first30 = next((i + 1 for i, v in enumerate(history["mean"]) if v >= agent.cfg.target_score), None)
+    summary = {"solved_at": history["solved_at"], "first_episode_mean_30": first30,
+               "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
+               "wall_seconds": history["wall"][-1],
+               "wall_seconds_to_solve": history["wall"][history["solved_at"] - 1] if history["solved_at"] else None,
+               "environment": "built-in replica" if isinstance(env, reacher.ReacherEnvironment) else "Unity build",
+               "machine": f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
+               "seed": agent.cfg.seed}
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+
+
+# %% [markdown]
+# The configuration: the defaults above, or the smoke configuration (two episodes, a small
+# buffer, early learning) when `SMOKE=1`.
+
+# %%
+cfg = Config(max_episodes=2, buffer_size=20_000, batch_size=64, warmup=1_000, checkpoint_every=1) if SMOKE else Config()
+torch.set_num_threads(1)      # small networks: one thread is as fast, and leaves a core to the environment
+print(cfg)
+
+# %%
+history = train(cfg, env, RUN_DIR)
+
+# %% [markdown]
+# ## 6. Results
+
+# %%
+summary = json.load(open(os.path.join(RUN_DIR, "summary.json")))
+solved = summary["solved_at"]
+print(f"Environment: {summary['environment']}; seed {summary['seed']}; machine: {summary['machine']}")
+if solved:
+    print(f"Solved at episode {solved}: the mean of episodes {solved - 99}-{solved} is "
+          f"{history['avg100'][solved - 1]:.2f} >= 30, after {summary['wall_seconds_to_solve'] / 60:.1f} minutes.")
+else:
+    print(f"Not solved in {summary['episodes']} episodes (last 100-episode average {summary['final_avg100']:.2f}).")
+print(f"First episode whose 20-agent mean reached 30: {summary['first_episode_mean_30']}")
+print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
+
+fig, ax = plt.subplots(figsize=(9, 4.5))
+plot_scores(history, cfg.target_score, ax)
+ax.set_title("DDPG (5-step, prioritized replay, NoisyNet) on the 20-arm Reacher")
+plt.show()
+
+# %% [markdown]
+# ## 7. Watch the trained agent
+#
+# Load the saved TorchScript actor (it needs none of the classes above) and run one episode
+# without exploration noise.
+
+# %%
+policy = torch.jit.load(os.path.join(RUN_DIR, "actor_torchscript.pt"))
+env_info = env.reset(train_mode=False)[brain_name]
+states, scores = env_info.vector_observations, np.zeros(num_agents)
+while True:
+    with torch.no_grad():
+        actions = policy(torch.as_tensor(states, dtype=torch.float32)).numpy()
+    env_info = env.step(actions)[brain_name]
+    scores += env_info.rewards
+    states = env_info.vector_observations
+    if np.any(env_info.local_done):
+        break
+print(f"Trained agent, one episode without noise: mean {scores.mean():.2f} "
+      f"(min {scores.min():.2f}, max {scores.max():.2f}) over the {num_agents} agents")
+
+# %%
+env.close()
+
+# %% [markdown]
+# ## 8. References
+#
+# 1. T. P. Lillicrap et al., *Continuous control with deep reinforcement learning*, ICLR 2016, arXiv:1509.02971.
+# 2. D. Silver et al., *Deterministic policy gradient algorithms*, ICML 2014.
+# 3. T. Schaul, J. Quan, I. Antonoglou, D. Silver, *Prioritized experience replay*, ICLR 2016, arXiv:1511.05952.
+# 4. M. Fortunato et al., *Noisy networks for exploration*, ICLR 2018, arXiv:1706.10295.
+# 5. G. Barth-Maron et al., *Distributed distributional deterministic policy gradients* (D4PG), ICLR 2018, arXiv:1804.08617.
+# 6. R. S. Sutton, A. G. Barto, *Reinforcement learning: an introduction*, 2nd ed., 2018, chapter 7 (n-step bootstrapping).
+# 7. F. Pardo, A. Tavakoli, V. Levdik, P. Kormushev, *Time limits in reinforcement learning*, ICML 2018, arXiv:1712.00378.
