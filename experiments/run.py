@@ -35,25 +35,17 @@ VARIANTS = {
 
 def evaluate(actor_path: str, seed: int, episodes: int = 5) -> list:
     """Mean score over the 20 agents in each of `episodes` noise-free episodes of the saved actor."""
-    import numpy as np
     import torch
     import reacher
+    from reacher.demo import play
     policy = torch.jit.load(actor_path)
+
+    def act(info):
+        with torch.no_grad():
+            return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+
     env = reacher.ReacherEnvironment(seed=10_000 + seed, verbose=False)   # goals unseen in training
-    means = []
-    for _ in range(episodes):
-        info = env.reset()[reacher.BRAIN_NAME]
-        states, scores = info.vector_observations, np.zeros(len(info.agents))
-        while True:
-            with torch.no_grad():
-                actions = policy(torch.as_tensor(states, dtype=torch.float32)).numpy()
-            info = env.step(actions)[reacher.BRAIN_NAME]
-            scores += info.rewards
-            states = info.vector_observations
-            if np.any(info.local_done):
-                break
-        means.append(float(scores.mean()))
-    return means
+    return [float(scores.mean()) for scores in play(env, act, episodes)]
 
 
 def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import mujoco
 import numpy as np
 
-from .physics import FRAME_DT, GOAL_RADIUS, TORQUE_SCALE, ReacherPhysics, _FLIP, _cross
+from .physics import FRAME_DT, TORQUE_SCALE, ReacherPhysics, _FLIP, _cross
 
 
 def scripted_actions(physics: ReacherPhysics, kp: float = 40.0, kd: float = 20.0) -> np.ndarray:

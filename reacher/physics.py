@@ -213,13 +213,13 @@ class ReacherPhysics:
         solves |w_A + c w_e|^2 = 7^2, i.e. a c^2 + 2 b c + d = 0 with d = |w_A|^2 - 49 <= 0.
         (c >= 1 exactly when B is already within the limit, so no separate test is needed.)
         """
-        w = np.cumsum(self._qvel[:, :, None] * self._axes, axis=1)   # w[:, 1] is A's, w[:, 3] B's
-        speed2 = np.einsum("nlk,nlk->nl", w[:, 1::2], w[:, 1::2])
+        w = self.angular_velocities()                                # (n, 2, 3): A, B
+        speed2 = np.einsum("nlk,nlk->nl", w, w)
         if speed2.max() <= _LIMIT2:
             return
         scale = np.sqrt(_LIMIT2 / np.maximum(speed2[:, 0], _LIMIT2))[:, None]
         self._qvel[:, :2] *= scale
-        w_a, w_e = w[:, 1] * scale, w[:, 3] - w[:, 1]
+        w_a, w_e = w[:, 0] * scale, w[:, 1] - w[:, 0]
         a, b = np.einsum("nk,nk->n", w_e, w_e), np.einsum("nk,nk->n", w_a, w_e)
         d = np.minimum(speed2[:, 0], _LIMIT2) - _LIMIT2
         c = (np.sqrt(b * b - a * d) - b) / (a + 1e-30)
@@ -280,10 +280,6 @@ class ReacherPhysics:
         return out
 
     # --- for rendering and controllers -------------------------------------------------------
-    def hand_position(self) -> np.ndarray:
-        """Hand centre relative to each origin, Unity frame (float64)."""
-        return (self._geoms[:, 2] - self._origins_m) * _FLIP
-
     def sync_goal_bodies(self) -> None:
         """Move the goal spheres (drawn only) to the goals, for rendering."""
         self.data.mocap_pos[:] = self._origins_m + self.goal_position() * _FLIP
