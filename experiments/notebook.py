@@ -21,3 +21,14 @@ def load_definitions(path: str = TWIN) -> dict:
     namespace = {"__name__": "continuous_control"}
     exec(compile("\n\n".join(cells), path, "exec"), namespace)
     return namespace
+
+
+def config_docs(path: str = TWIN) -> dict:
+    """{field: docstring} of the notebook's `Config` dataclass (one docstring under each field)."""
+    import ast
+    cells = [c.source for c in jupytext.read(path).cells if "class Config" in c.source]
+    tree = ast.parse(cells[0])
+    body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Config").body
+    return {field.target.id: doc.value.value
+            for field, doc in zip(body, body[1:])
+            if isinstance(field, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)}

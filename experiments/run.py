@@ -104,7 +104,8 @@ def main():
         return import_notebook_run()
     if args.one:
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop)
-    todo = [(v, s) for v in args.variant for s in args.seeds
+    # Seed-major order: an interrupted set still has every variant for the first seeds.
+    todo = [(v, s) for s in args.seeds for v in args.variant
             if not os.path.exists(os.path.join(ROOT, "results", v, f"seed{s}", "summary.json"))]
     running = []
     while todo or running:

@@ -1,5 +1,14 @@
 """The built-in Reacher: a MuJoCo replica of the Unity Reacher of the course (ML-Agents 0.4.0),
 with the Python API of `unityagents.UnityEnvironment`. See `shared/reacher-spec.md`."""
+import os
+import sys
+
+# Rendering only (reacher/render.py): a headless Linux machine has no display for MuJoCo's
+# default GLFW context, so ask for EGL unless a backend was chosen. It must be set before
+# mujoco is first imported; a missing EGL library only surfaces when a renderer is made.
+if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "mujoco" not in sys.modules:
+    os.environ.setdefault("MUJOCO_GL", "egl")
+
 from .controller import scripted_actions
 from .environment import (BRAIN_NAME, BrainInfo, BrainParameters, ReacherEnvironment,
                           UnityActionException, UnityEnvironmentException)

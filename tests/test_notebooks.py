@@ -6,7 +6,7 @@ import jupytext
 import pytest
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAIRS = [("Continuous_Control.ipynb", "scripts/Continuous_Control.py")]
+PAIRS = [("Continuous_Control.ipynb", "scripts/Continuous_Control.py"), ("Report.ipynb", "scripts/Report.py")]
 
 
 def cells(path):
@@ -26,8 +26,9 @@ def test_committed_notebook_is_executed_top_to_bottom(notebook, twin):
     code = [c for c in nb["cells"] if c["cell_type"] == "code" and "".join(c["source"]).strip()]
     assert [c["execution_count"] for c in code] == list(range(1, len(code) + 1))
     assert not [o for c in code for o in c["outputs"] if o["output_type"] == "error"]
-    text = "".join("".join(o.get("text", "")) for c in code for o in c["outputs"])
-    assert "SMOKE = False" in text, "the committed outputs must be the full run's, not the smoke run's"
+    if notebook == "Continuous_Control.ipynb":
+        text = "".join("".join(o.get("text", "")) for c in code for o in c["outputs"])
+        assert "SMOKE = False" in text, "the committed outputs must be the full run's, not the smoke run's"
 
 
 def test_definitions_load_headless():

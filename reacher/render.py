@@ -1,0 +1,148 @@
+"""Pictures of the arms: MuJoCo's offscreen renderer when OpenGL is available, matplotlib otherwise.
+
+On a headless Linux machine MuJoCo needs `MUJOCO_GL=egl` (or `osmesa`) in the environment
+before `mujoco` is first imported; importing `reacher` first sets `egl` there unless a backend
+was chosen. Rendering only reads the simulation: it never changes the physics.
+
+    view = make_view(env.physics)          # MujocoView, or MatplotlibView if no GL context
+    frames, scores = record(env, policy, steps=300, every=5, view=view)
+    gif = to_gif(frames, fps=12)           # bytes of an animated GIF
+"""
+import io
+
+import numpy as np
+
+from .environment import BRAIN_NAME
+
+# A view from in front of the grid, slightly above it, looking down the rows (MuJoCo frame: y up,
+# the agents' origins span x -40..40 and z -61.1..0, arms hang from y = 0 to about -13).
+LOOKAT = np.array([0.0, -6.0, -30.5])
+EYE = np.array([0.0, 62.0, 56.0])
+
+
+class MujocoView:
+    """MuJoCo's offscreen renderer with a fixed camera and a floor drawn into the scene only."""
+
+    name = "MuJoCo offscreen renderer"
+
+    def __init__(self, physics, width: int = 640, height: int = 360, eye=EYE, lookat=LOOKAT):
+        import mujoco
+        self.mujoco, self.physics = mujoco, physics
+        vis = physics.model.vis.global_               # the offscreen buffer's size: drawing only
+        vis.offwidth, vis.offheight = max(vis.offwidth, width), max(vis.offheight, height)
+        self.renderer = mujoco.Renderer(physics.model, height, width)   # raises without a GL context
+        self.camera = mujoco.MjvCamera()
+        self.eye, lookat = np.asarray(eye, float), np.asarray(lookat, float)
+        forward = (lookat - self.eye) / np.linalg.norm(lookat - self.eye)
+        self.camera.lookat[:] = lookat
+        self.camera.distance = float(np.linalg.norm(lookat - self.eye))
+        self._forward = forward
+        self._up = np.cross(np.cross(forward, [0.0, 1.0, 0.0]), forward)   # y up on screen
+        self._up /= np.linalg.norm(self._up)
+
+    def __call__(self) -> np.ndarray:
+        """The current state as an RGB array of shape (height, width, 3)."""
+        mj = self.mujoco
+        self.physics.sync_goal_bodies()
+        mj.mj_forward(self.physics.model, self.physics.data)   # positions only; no time passes
+        self.renderer.update_scene(self.physics.data, self.camera)
+        scene = self.renderer.scene
+        # MuJoCo's free camera assumes z is up; the replica keeps Unity's y up, so place it directly.
+        for cam in scene.camera:
+            cam.pos[:] = self.eye
+            cam.forward[:] = self._forward
+            cam.up[:] = self._up
+        self._add_floor(scene)
+        return self.renderer.render().copy()
+
+    def _add_floor(self, scene) -> None:
+        if scene.ngeom >= scene.maxgeom:
+            return
+        mj = self.mujoco
+        rot = np.array([[1, 0, 0], [0, 0, 1], [0, -1, 0]], float)     # plane normal along +y
+        mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_PLANE, np.array([300.0, 300.0, 1.0]),
+                        np.array([0.0, -15.0, -30.5]), rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
+        scene.ngeom += 1
+
+    def close(self) -> None:
+        self.renderer.close()
+
+
+class MatplotlibView:
+    """A plain drawing from above when no OpenGL context exists: arms as lines, goals as circles."""
+
+    name = "matplotlib drawing (no OpenGL context)"
+
+    def __init__(self, physics, width: int = 640, height: int = 360):
+        import matplotlib
+        from matplotlib.figure import Figure
+        from matplotlib.backends.backend_agg import FigureCanvasAgg
+        self.physics, self.width, self.height = physics, width, height
+        self.fig = Figure(figsize=(width / 100, height / 100), dpi=100)
+        self.canvas = FigureCanvasAgg(self.fig)
+        self._matplotlib = matplotlib
+
+    def __call__(self) -> np.ndarray:
+        p = self.physics
+        n = p.num_agents
+        p.sync_goal_bodies()
+        import mujoco
+        mujoco.mj_forward(p.model, p.data)
+        anchors = p.data.xanchor.reshape(n, 4, 3)               # shoulder x, shoulder z, elbow x, elbow z
+        hands = p.data.geom_xpos[n:4 * n].reshape(n, 3, 3)[:, 2]
+        points = np.stack([anchors[:, 0], anchors[:, 2], hands], axis=1)   # (n, 3 joints, xyz)
+        self.fig.clf()
+        self.fig.set_facecolor("#f2f2ee")
+        ax = self.fig.add_axes([0, 0, 1, 1])
+        # Top view: x to the right, -z (away from the viewer in the MuJoCo view) upward.
+        for arm in points:
+            ax.plot(arm[:, 0], -arm[:, 2], color="#3366e6", lw=3, solid_capstyle="round")
+        ax.scatter(points[:, 0, 0], -points[:, 0, 2], s=30, color="#808080", zorder=3)
+        ax.scatter(points[:, 2, 0], -points[:, 2, 2], s=40, color="white", edgecolor="k", zorder=4)
+        goals = p.data.mocap_pos
+        ax.scatter(goals[:, 0], -goals[:, 2], s=300, color="#1acc33", alpha=.5, zorder=2)
+        ax.set_xlim(-55, 55)
+        ax.set_ylim(-12, 74)
+        ax.set_aspect("equal")
+        ax.axis("off")
+        self.canvas.draw()
+        return np.asarray(self.canvas.buffer_rgba())[..., :3].copy()
+
+    def close(self) -> None:
+        self.fig.clf()
+
+
+def make_view(physics, width: int = 640, height: int = 360, **camera):
+    """MujocoView if an OpenGL context can be made, else MatplotlibView."""
+    try:
+        return MujocoView(physics, width, height, **camera)
+    except Exception as error:    # no display, no EGL/OSMesa library, or MUJOCO_GL disabled
+        view = MatplotlibView(physics, width, height)
+        view.reason = f"{type(error).__name__}: {str(error).splitlines()[0]}"
+        return view
+
+
+def record(env, policy, steps: int, every: int, view) -> tuple[list, np.ndarray]:
+    """Play `steps` steps from a reset with `policy(info) -> actions`; a frame every `every` steps.
+
+    Returns the frames and each agent's score over those steps."""
+    info = env.reset(train_mode=True)[BRAIN_NAME]
+    frames, score = [view()], np.zeros(len(info.agents))
+    for t in range(1, steps + 1):
+        info = env.step(policy(info))[BRAIN_NAME]
+        score += info.rewards
+        if t % every == 0:
+            frames.append(view())
+        if np.any(info.local_done):
+            break
+    return frames, score
+
+
+def to_gif(frames: list, fps: float = 12) -> bytes:
+    """An endlessly looping animated GIF of RGB frames."""
+    from PIL import Image
+    images = [Image.fromarray(f) for f in frames]
+    buf = io.BytesIO()
+    images[0].save(buf, format="GIF", save_all=True, append_images=images[1:],
+                   duration=int(1000 / fps), loop=0, optimize=False)
+    return buf.getvalue()
