@@ -107,7 +107,7 @@ def plot_variants(results: dict, ax, episodes: int = 100) -> None:
         c = curves(runs, episodes)
         x = np.arange(1, c.shape[1] + 1)
         ax.fill_between(x, c.min(0), c.max(0), color=COLORS[variant], alpha=.15, lw=0)
-        ax.plot(x, c.mean(0), color=COLORS[variant], lw=2, label=f"{VARIANT_LABELS[variant]} ({len(runs)} seeds)")
+        ax.plot(x, c.mean(0), color=COLORS[variant], lw=2, label=f"{VARIANT_LABELS[variant]} ({len(runs)} seed{'s' if len(runs) > 1 else ''})")
     ax.axhline(TARGET, color="k", ls="--", lw=1)
     ax.set_xlabel("episode")
     ax.set_ylabel("score, mean of the 20 agents")
@@ -115,6 +115,26 @@ def plot_variants(results: dict, ax, episodes: int = 100) -> None:
     ax.set_xlim(0, episodes + 1)
     ax.grid(alpha=.3)
     ax.legend(loc="lower right", fontsize=8)
+
+
+def plot_ablations(results: dict, episodes: int = 100):
+    """One panel per ablation, each against the full agent: mean across seeds, min-max band."""
+    import matplotlib.pyplot as plt
+    others = [v for v in results if v != "full"]
+    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True, sharey=True)
+    for ax, variant in zip(axes.flat, others):
+        plot_variants({v: results[v] for v in ("full", variant) if v in results}, ax, episodes)
+        ax.set_title(VARIANT_LABELS[variant], fontsize=10)
+        ax.legend(loc="lower right", fontsize=8)
+    for ax in axes.flat[len(others):]:
+        ax.axis("off")
+    for ax in axes[0]:
+        ax.set_xlabel("")
+    for ax in axes[:, 1]:
+        ax.set_ylabel("")
+    fig.suptitle("Each ablation against the full agent: mean of the seeds' 20-agent scores, band from worst to best seed")
+    fig.tight_layout()
+    return fig
 
 
 def trained_policy(run_dir: str = "checkpoints"):
@@ -171,9 +191,7 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     plot_learning_curve(load_run("checkpoints"), ax, "Continuous_Control.ipynb, seed 0, built-in replica")
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
-    fig, ax = plt.subplots(figsize=(9, 4.5))
-    plot_variants(load_results(), ax)
-    ax.set_title("Ablations on the built-in replica: mean across seeds, band from worst to best seed")
+    fig = plot_ablations(load_results())
     fig.savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png")
 

@@ -41,7 +41,7 @@ from IPython.display import Image, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
 from experiments.figures import (VARIANT_LABELS, curves, first_at, load_results, load_run,
-                                 plot_learning_curve, plot_seeds, plot_variants, render_replay)
+                                 plot_ablations, plot_learning_curve, plot_seeds, render_replay)
 from experiments.notebook import config_docs, load_definitions
 from reacher.render import to_gif
 
@@ -251,9 +251,7 @@ def describe(variant, runs, episodes=100):
 display(table(["variant", "seeds", "first episode at 30, per seed", "average of episodes 1-100 (range)",
                "average of episodes 91-100", "solved by episode 100", "noise-free evaluation"],
               [describe(v, runs) for v, runs in results.items()]))
-fig, ax = plt.subplots(figsize=(9, 5))
-plot_variants(results, ax)
-ax.set_title("Mean across seeds of the 20-agent score; band: worst to best seed")
+plot_ablations(results)
 plt.show()
 
 # %% [markdown]
