@@ -22,7 +22,9 @@
 #
 # * `checkpoints/`: the notebook's solving run (seed 0): configuration, weights, per-episode scores;
 # * `results/<variant>/seed<k>/`: headless runs of the same code for other seeds and for the
-#   ablations, made by `python experiments/run.py` (`make experiments`).
+#   ablations, made by `python experiments/run.py` (`make experiments`). "The same code" is
+#   literal: `experiments/notebook.py` executes the training notebook's definition cells, so the
+#   experiments cannot drift from what the notebook teaches.
 #
 # **Where the numbers come from.** Every run here trained on this project's **built-in Reacher**,
 # a MuJoCo replica of the course's Unity environment (`reacher/`, specified in
