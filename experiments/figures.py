@@ -137,21 +137,28 @@ def plot_ablations(results: dict, episodes: int = 100):
     return fig
 
 
-def trained_policy(run_dir: str = "checkpoints"):
-    """The saved actor without noise, behind its state normaliser, as `policy(info) -> actions`.
-
-    Built from the notebook's own classes and the saved state dicts (no TorchScript needed)."""
+def load_networks(run_dir: str = "checkpoints") -> dict:
+    """The saved actor, critic and state normaliser of a run, rebuilt from the notebook's own
+    classes and its saved configuration; `load_state_dict` is strict, so a mismatch fails here."""
     import torch
     from experiments.notebook import load_definitions
     ns = load_definitions()
     run = os.path.join(ROOT, run_dir)
     cfg = json.load(open(os.path.join(run, "config.json")))
-    actor = ns["Actor"](33, 4, tuple(cfg["hidden"]), noisy=cfg["exploration"] == "noisynet",
-                        sigma0=cfg["noisy_sigma0"])
-    actor.load_state_dict(torch.load(os.path.join(run, "actor.pt")))
-    norm = ns["Normalizer"](33)
-    norm.load_state_dict(torch.load(os.path.join(run, "normalizer.pt")))
-    actor.set_noise(None)          # mean weights: the noise-free policy
+    nets = {"actor": ns["Actor"](33, 4, tuple(cfg["hidden"]), noisy=cfg["exploration"] == "noisynet",
+                                 sigma0=cfg["noisy_sigma0"]),
+            "critic": ns["Critic"](33, 4, tuple(cfg["hidden"])),
+            "normalizer": ns["Normalizer"](33)}
+    for name, net in nets.items():
+        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt")))
+    nets["actor"].set_noise(None)          # mean weights: the noise-free policy
+    return nets
+
+
+def noise_free_policy(nets: dict):
+    """The actor without noise behind its state normaliser, as `policy(info) -> actions`."""
+    import torch
+    actor, norm = nets["actor"], nets["normalizer"]
 
     def policy(info):
         with torch.no_grad():
@@ -160,14 +167,14 @@ def trained_policy(run_dir: str = "checkpoints"):
 
 
 def render_replay(steps: int = 300, every: int = 6, width: int = 480, height: int = 270, seed: int = 10_000,
-                  **camera):
+                  nets: dict = None, **camera):
     """Frames of the trained arms without noise on goals unseen in training, the agents' scores
     over those steps, and the renderer's name."""
     from reacher import ReacherEnvironment
     from reacher.render import make_view, record
     env = ReacherEnvironment(seed=seed, verbose=False)
     view = make_view(env.physics, width, height, **camera)
-    frames, scores = record(env, trained_policy(), steps, every, view)
+    frames, scores = record(env, noise_free_policy(nets or load_networks()), steps, every, view)
     view.close()
     env.close()
     return frames, scores, view.name
@@ -182,10 +189,11 @@ def main() -> None:
     from PIL import Image
     os.makedirs(DOC, exist_ok=True)
 
-    frames, _, renderer = render_replay(steps=60, every=60, width=1200, height=400,
+    nets = load_networks()
+    frames, _, renderer = render_replay(steps=60, every=60, width=1200, height=400, nets=nets,
                                         eye=(0.0, 34.0, 22.0), lookat=(0.0, -6.0, -27.0))
     Image.fromarray(frames[-1]).save(os.path.join(DOC, "banner.png"))
-    frames, _, _ = render_replay()
+    frames, _, _ = render_replay(nets=nets)
     Image.fromarray(frames[len(frames) // 2]).save(os.path.join(DOC, "replay_frame.png"))
 
     fig, ax = plt.subplots(figsize=(9, 4.5))

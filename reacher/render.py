@@ -18,6 +18,14 @@ from .environment import BRAIN_NAME
 # the agents' origins span x -40..40 and z -61.1..0, arms hang from y = 0 to about -13).
 LOOKAT = np.array([0.0, -6.0, -30.5])
 EYE = np.array([0.0, 62.0, 56.0])
+FLOOR = np.array([0.0, -15.0, -30.5])         # drawn only, below the arms' reach
+
+
+def _refresh(physics) -> None:
+    """Goal spheres to the goals and every derived position up to date; no time passes."""
+    import mujoco
+    physics.sync_goal_bodies()
+    mujoco.mj_forward(physics.model, physics.data)
 
 
 class MujocoView:
@@ -31,20 +39,16 @@ class MujocoView:
         vis = physics.model.vis.global_               # the offscreen buffer's size: drawing only
         vis.offwidth, vis.offheight = max(vis.offwidth, width), max(vis.offheight, height)
         self.renderer = mujoco.Renderer(physics.model, height, width)   # raises without a GL context
-        self.camera = mujoco.MjvCamera()
-        self.eye, lookat = np.asarray(eye, float), np.asarray(lookat, float)
-        forward = (lookat - self.eye) / np.linalg.norm(lookat - self.eye)
-        self.camera.lookat[:] = lookat
-        self.camera.distance = float(np.linalg.norm(lookat - self.eye))
-        self._forward = forward
-        self._up = np.cross(np.cross(forward, [0.0, 1.0, 0.0]), forward)   # y up on screen
+        self.camera = mujoco.MjvCamera()                # only a handle: its pose is set in __call__
+        self.eye = np.asarray(eye, float)
+        forward = np.asarray(lookat, float) - self.eye
+        self._forward = forward / np.linalg.norm(forward)
+        self._up = np.cross(np.cross(self._forward, [0.0, 1.0, 0.0]), self._forward)   # y up on screen
         self._up /= np.linalg.norm(self._up)
 
     def __call__(self) -> np.ndarray:
         """The current state as an RGB array of shape (height, width, 3)."""
-        mj = self.mujoco
-        self.physics.sync_goal_bodies()
-        mj.mj_forward(self.physics.model, self.physics.data)   # positions only; no time passes
+        _refresh(self.physics)
         self.renderer.update_scene(self.physics.data, self.camera)
         scene = self.renderer.scene
         # MuJoCo's free camera assumes z is up; the replica keeps Unity's y up, so place it directly.
@@ -61,7 +65,7 @@ class MujocoView:
         mj = self.mujoco
         rot = np.array([[1, 0, 0], [0, 0, 1], [0, -1, 0]], float)     # plane normal along +y
         mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_PLANE, np.array([300.0, 300.0, 1.0]),
-                        np.array([0.0, -15.0, -30.5]), rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
+                        FLOOR, rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
         scene.ngeom += 1
 
     def close(self) -> None:
@@ -74,23 +78,17 @@ class MatplotlibView:
     name = "matplotlib drawing (no OpenGL context)"
 
     def __init__(self, physics, width: int = 640, height: int = 360):
-        import matplotlib
-        from matplotlib.figure import Figure
         from matplotlib.backends.backend_agg import FigureCanvasAgg
-        self.physics, self.width, self.height = physics, width, height
+        from matplotlib.figure import Figure
+        self.physics = physics
         self.fig = Figure(figsize=(width / 100, height / 100), dpi=100)
         self.canvas = FigureCanvasAgg(self.fig)
-        self._matplotlib = matplotlib
 
     def __call__(self) -> np.ndarray:
         p = self.physics
-        n = p.num_agents
-        p.sync_goal_bodies()
-        import mujoco
-        mujoco.mj_forward(p.model, p.data)
-        anchors = p.data.xanchor.reshape(n, 4, 3)               # shoulder x, shoulder z, elbow x, elbow z
-        hands = p.data.geom_xpos[n:4 * n].reshape(n, 3, 3)[:, 2]
-        points = np.stack([anchors[:, 0], anchors[:, 2], hands], axis=1)   # (n, 3 joints, xyz)
+        _refresh(p)
+        # Shoulder and elbow pivots and hand centres, (agents, 3, xyz): the physics' own views.
+        points = np.stack([p._anchors[:, 0], p._anchors[:, 2], p._geoms[:, 2]], axis=1)
         self.fig.clf()
         self.fig.set_facecolor("#f2f2ee")
         ax = self.fig.add_axes([0, 0, 1, 1])

@@ -38,13 +38,13 @@ import os
 
 import matplotlib.pyplot as plt
 import numpy as np
-import torch
 from IPython.display import Image, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
 from experiments.figures import (VARIANT_LABELS, curves, first_at, load_results, load_run,
-                                 plot_ablations, plot_learning_curve, plot_seeds, render_replay)
-from experiments.notebook import config_docs, load_definitions
+                                 load_networks, plot_ablations, plot_learning_curve, plot_seeds,
+                                 render_replay)
+from experiments.notebook import config_docs
 from reacher.render import to_gif
 
 solving = load_run("checkpoints")
@@ -111,12 +111,8 @@ display(table(["hyperparameter", "value", "meaning"],
 # model would fail here).
 
 # %%
-nb = load_definitions()
-actor = nb["Actor"](33, 4, tuple(cfg["hidden"]), noisy=cfg["exploration"] == "noisynet",
-                    sigma0=cfg["noisy_sigma0"])
-critic = nb["Critic"](33, 4, tuple(cfg["hidden"]))
-actor.load_state_dict(torch.load("checkpoints/actor.pt"))
-critic.load_state_dict(torch.load("checkpoints/critic.pt"))
+nets = load_networks("checkpoints")
+actor, critic = nets["actor"], nets["critic"]
 
 
 def layers(net):
@@ -216,7 +212,7 @@ plt.show()
 # (`python experiments/figures.py`).
 
 # %%
-frames, replay_scores, renderer = render_replay(steps=300, every=6)
+frames, replay_scores, renderer = render_replay(steps=300, every=6, nets=nets)
 print(f"rendered with: {renderer}, {len(frames)} frames")
 print(f"score over these 300 steps, mean of the 20 arms: {replay_scores.mean():.2f} (of at most 12.00)")
 display(Image(data=to_gif(frames, fps=12), format="gif"))
