@@ -1,40 +1,45 @@
 """A scripted controller: proportional-derivative control of each hand toward its goal.
 
 It is no learner. It shows that the replica's dynamics and reward geometry allow the scores that
-trained agents reach on the Unity build (spec, "What a quick one-arm prototype showed"):
+trained agents reach on the Unity build (doc/environment.md, "Calibration"):
 
     F = kp (goal - hand) + kd (goal velocity - hand velocity)      a force at the hand
-    Q = J^T F + bias                                               joint torques, with gravity
-                                                                   and Coriolis compensated
-and the 4 joint torques Q are produced by the two world-axis body torques the action sets:
-joint j feels axis_j . (torque on every body beyond it), a 4x4 linear system per arm.
+    Q = J^T F - G                                                  generalized forces, with
+                                                                   gravity G compensated
+and the 4 generalized forces Q are produced by the two world-axis body torques the action sets:
+coordinate k feels axis_k . (torque on every body it moves), a 4x4 linear system per arm.
 It reads the simulation's state directly, so it works only on the built-in Reacher.
 """
 from __future__ import annotations
 
-import mujoco
 import numpy as np
 
-from .physics import FRAME_DT, TORQUE_SCALE, ReacherPhysics, _FLIP, _cross
+from .physics import FRAME_DT, GRAVITY, MASS, TORQUE_SCALE, ReacherPhysics, _FLIP, _cross
 
 
 def scripted_actions(physics: ReacherPhysics, kp: float = 40.0, kd: float = 20.0) -> np.ndarray:
     """Actions (num_agents, 4) in [-1, 1] that drive every hand toward its moving goal."""
-    m, d = physics.model, physics.data
-    mujoco.mj_forward(m, d)                               # fresh bias forces for this state
     n = physics.num_agents
-    axes, anchors = physics._axes, physics._anchors       # (n, 4, 3), world, MuJoCo frame
-    hand = physics._geoms[:, 2]
-    jacobian = _cross(axes, hand[:, None] - anchors)      # (n, 4, 3): column j is d hand / d q_j
-    hand_vel = np.einsum("nj,njk->nk", physics._qvel, jacobian)
+    axes = physics.dof_axes()                             # (n, 4, 3), world, MuJoCo frame
+    anchors = physics.pivots[:, [0, 0, 1, 1]]             # each coordinate's pivot
+    hand, coms = physics.hand, physics._coms
+    jacobian = _cross(axes, hand[:, None] - anchors)      # (n, 4, 3): column k is d hand / d c_k
+    v_b, w_b = physics.velocities[:, 1, 0], physics.velocities[:, 1, 1]
+    hand_vel = v_b + _cross(w_b, hand - coms[:, 1])
     goal = physics.goal_position().astype(np.float64)     # Unity frame, relative to the origin
     rate = np.deg2rad(physics.goal_speed.astype(np.float64)) / FRAME_DT        # rad/s
     goal_vel = np.stack([goal[:, 2], np.zeros(n), -goal[:, 0]], 1) * rate[:, None]
     goal_m = goal * _FLIP + physics._origins_m
     force = kp * (goal_m - hand) + kd * (goal_vel * _FLIP - hand_vel)
-    wanted = np.einsum("njk,nk->nj", jacobian, force) + d.qfrc_bias.reshape(n, 4)
-    # Joint j's torque from the actions: A's torque (-a0, 0, a1) reaches only the shoulder
-    # joints, B's (-a2, 0, a3) all four (MuJoCo frame, times 150).
+    # Gravity's generalized force on coordinate k: axis_k . sum over moved bodies of r x (m g).
+    weight = np.array([0.0, MASS * GRAVITY, 0.0])
+    moments = _cross(coms[:, [0, 1, 1, 1]] - anchors[:, [0, 0, 2, 2]], weight)   # A, B about shoulder; B about elbow
+    gravity = np.empty((n, 4))
+    gravity[:, :2] = np.einsum("njk,njk->nj", axes[:, :2], moments[:, 0:1] + moments[:, 1:2])
+    gravity[:, 2:] = np.einsum("njk,nk->nj", axes[:, 2:], moments[:, 3])
+    wanted = np.einsum("njk,nk->nj", jacobian, force) - gravity
+    # Coordinate k's generalized force from the actions: A's torque (-a0, 0, a1) moves only the
+    # shoulder's coordinates, B's (-a2, 0, a3) all four (MuJoCo frame, times 150).
     effect = np.zeros((n, 4, 4))
     effect[:, :, 2] = -axes[:, :, 0]
     effect[:, :, 3] = axes[:, :, 2]

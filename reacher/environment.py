@@ -82,10 +82,13 @@ class ReacherEnvironment:
         num_agents: number of arms (20 as in the course's build; 1 for the one-arm version).
         seed: seeds the goals' random angles and speeds; the same seed gives the same run.
         verbose: print the 'Academy started successfully!' block, as the Unity build does.
+        joint_model: how the shoulder and elbow joints are modelled (`reacher.physics.JOINT_MODELS`);
+            the default is the one the calibration chose (doc/calibration.md).
     """
 
-    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True):
-        self._physics = ReacherPhysics(num_agents, seed)
+    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True,
+                 joint_model: str | None = None):
+        self._physics = ReacherPhysics(num_agents, seed, joint_model)
         self._brains = {BRAIN_NAME: BrainParameters(BRAIN_NAME, OBSERVATION_SIZE, ACTION_SIZE)}
         self._steps = None          # None until the first reset, as unityagents requires one
         self._closed = False

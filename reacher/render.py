@@ -88,7 +88,7 @@ class MatplotlibView:
         p = self.physics
         _refresh(p)
         # Shoulder and elbow pivots and hand centres, (agents, 3, xyz): the physics' own views.
-        points = np.stack([p._anchors[:, 0], p._anchors[:, 2], p._geoms[:, 2]], axis=1)
+        points = np.stack([p.pivots[:, 0], p.pivots[:, 1], p.hand], axis=1)
         self.fig.clf()
         self.fig.set_facecolor("#f2f2ee")
         ax = self.fig.add_axes([0, 0, 1, 1])

@@ -11,12 +11,10 @@ def test_scripted_controller_scores_30_or_more(env):
 
 
 def test_random_policy_scores_near_zero(env):
-    """The course notebook's random agent: normal actions clipped to [-1, 1].
-
-    On the replica it averages about 0.6 per episode (shared/reacher-spec.md's prototype saw 0.3
-    to 0.6; published Unity runs print 0.08 to 0.5). The bar is 1.0, 3% of the solve score.
-    """
+    """The course notebook's random agent: normal actions clipped to [-1, 1]. Published Unity
+    runs print 0.10 to 0.15 over 20 arms (doc/environment.md); tests/test_calibration.py holds
+    the replica to 0.03-0.30, this test to chance level on another seed."""
     rng = np.random.default_rng(0)
     policy = lambda info: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1)
     scores = [run_episode(env, policy)[0].mean() for _ in range(3)]
-    assert np.mean(scores) < 1.0, scores
+    assert np.mean(scores) < 0.5, scores

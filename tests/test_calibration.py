@@ -1,0 +1,44 @@
+"""The calibration suite at a fast size (benchmarks/calibration.py, doc/calibration.md): the
+replica against numbers measured on the Unity build, which nothing here was fitted to."""
+import os
+import sys
+
+import numpy as np
+import pytest
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
+import calibration  # noqa: E402
+
+ACTORS = tuple(calibration.ACTORS)
+have_actors = all(os.path.exists(os.path.join(calibration.CALIBRATION_DIR, f"{a}.npz")) for a in ACTORS)
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return calibration.measure(None, episodes=2, actors=ACTORS if have_actors else ())
+
+
+def test_random_play_scores_as_on_unity(measured):
+    """Unity: 0.10 to 0.15 per episode over 20 arms, about half the arms at 0."""
+    for policy in ("random_normal", "random_uniform"):
+        assert 0.03 <= measured[policy]["mean"] <= 0.30, measured[policy]
+    assert measured["random_normal"]["arms_at_zero"] >= 0.3
+
+
+def test_scripted_controller_reaches_trained_agents_scores(measured):
+    """Trained agents reach 37 to 39.5 on Unity."""
+    assert measured["scripted"]["mean"] >= 37.0, measured["scripted"]
+
+
+@pytest.mark.skipif(not have_actors, reason=f"calibration actors not found in {calibration.CALIBRATION_DIR} "
+                    "(set CALIBRATION_DIR; the weights are not part of this project)")
+def test_unity_trained_actors_transfer(measured):
+    """Actors that scored 35 to 39 on Unity, run noise-free: mean over the four >= 34, each >= 25."""
+    means = {a: measured[a]["mean"] for a in ACTORS}
+    assert np.mean(list(means.values())) >= 34.0, means
+    assert min(means.values()) >= 25.0, means
+
+
+def test_actor_loader_names_a_missing_folder(tmp_path):
+    with pytest.raises(FileNotFoundError, match="CALIBRATION_DIR"):
+        calibration.load_actor("1jsingh", str(tmp_path))
