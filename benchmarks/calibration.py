@@ -134,8 +134,10 @@ def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.m
                      f"{res['random_uniform']['mean']:.3f} | {res['scripted']['mean']:.2f} | "
                      + " | ".join(f"{res[a]['mean']:.1f} ({res[a]['worst_arm']:.1f})" for a in actors)
                      + f" | {np.mean(means):.1f} | {min(means):.1f} |")
-    lines += ["", "The actors' sources (weights are read from `CALIBRATION_DIR`, default `../shared/calibration/`, "
-              "never copied into this project: only the first repository carries a licence):", ""]
+    lines += ["", "The actors' sources. Their weights are not part of this project (only the first repository "
+              "carries a licence): fetch them from these repositories and convert them to the `.npz` format "
+              "that `benchmarks/calibration.py` reads (`load_actor`), in the folder that the environment variable "
+              "`CALIBRATION_DIR` names. Without them the transfer test is skipped and says why.", ""]
     lines += [f"- {a}: github.com/{repo} @ {commit}, `{path}`" for a, (repo, commit, path) in ACTORS.items()]
     open(out_md, "w").write("\n".join(lines) + "\n")
     _figure(runs, actors, out_png)
@@ -156,7 +158,7 @@ def _figure(runs, actors, path):
         right.bar(j, r["results"]["random_normal"]["mean"], 0.7)
     left.axhspan(*UNITY["trained"], color="0.85", zorder=0, label="Unity: trained agents")
     left.set_xticks(np.arange(len(names)), names)
-    left.set_ylabel("score per episode (bar: mean, dot: worst arm)")
+    left.set_ylabel("score (bar: mean, dot: worst arm)")
     left.legend(fontsize=7, loc="lower left")
     right.axhspan(*UNITY["random"], color="0.85", zorder=0)
     right.set_xticks(range(len(runs)), [r["label"] for r in runs], rotation=30, ha="right", fontsize=7)

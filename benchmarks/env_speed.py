@@ -7,6 +7,7 @@ unityagents 0.4.0 client launching `reacher/Reacher_Linux_NoVis/Reacher.x86_64`,
 process (unityagents allows one environment per process). The physics is single-threaded.
 """
 import argparse
+import json
 import os
 import platform
 import subprocess
@@ -57,13 +58,19 @@ def main():
     parser.add_argument("--steps", type=int, default=5005)
     parser.add_argument("--client-steps", type=int, default=300)
     args = parser.parse_args()
-    print(f"machine: {platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}")
+    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    print(f"machine: {machine}")
     rates = [in_process(args.steps) for _ in range(3)]
     print(f"in-process, 20 agents: {np.median(rates):,.0f} steps/s (median of 3 runs of {args.steps}; "
           f"{np.median(rates) * 20:,.0f} agent-steps/s; one 1001-step episode in {1001 / np.median(rates):.2f} s)")
+    rate = None
     if args.client_steps:
         rate = through_client(args.client_steps)
         print(f"through the unityagents client, 20 agents: {rate:,.0f} steps/s ({1000 / rate:.1f} ms per step)")
+    out = os.path.join(os.path.dirname(__file__), "..", "results", "benchmarks")
+    os.makedirs(out, exist_ok=True)
+    json.dump({"machine": machine, "in_process": float(np.median(rates)), "client": rate, "steps": args.steps},
+              open(os.path.join(out, "env_speed.json"), "w"), indent=1)
 
 
 if __name__ == "__main__":

@@ -33,10 +33,10 @@ def scripted_actions(physics: ReacherPhysics, kp: float = 40.0, kd: float = 20.0
     force = kp * (goal_m - hand) + kd * (goal_vel * _FLIP - hand_vel)
     # Gravity's generalized force on coordinate k: axis_k . sum over moved bodies of r x (m g).
     weight = np.array([0.0, MASS * GRAVITY, 0.0])
-    moments = _cross(coms[:, [0, 1, 1, 1]] - anchors[:, [0, 0, 2, 2]], weight)   # A, B about shoulder; B about elbow
+    moments = _cross(coms[:, [0, 1, 1]] - physics.pivots[:, [0, 0, 1]], weight)   # A, B about the shoulder; B about the elbow
     gravity = np.empty((n, 4))
-    gravity[:, :2] = np.einsum("njk,njk->nj", axes[:, :2], moments[:, 0:1] + moments[:, 1:2])
-    gravity[:, 2:] = np.einsum("njk,nk->nj", axes[:, 2:], moments[:, 3])
+    gravity[:, :2] = np.einsum("njk,nk->nj", axes[:, :2], moments[:, 0] + moments[:, 1])
+    gravity[:, 2:] = np.einsum("njk,nk->nj", axes[:, 2:], moments[:, 2])
     wanted = np.einsum("njk,nk->nj", jacobian, force) - gravity
     # Coordinate k's generalized force from the actions: A's torque (-a0, 0, a1) moves only the
     # shoulder's coordinates, B's (-a2, 0, a3) all four (MuJoCo frame, times 150).

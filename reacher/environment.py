@@ -94,7 +94,7 @@ class ReacherEnvironment:
         self._closed = False
         if verbose:
             print(f"'{ACADEMY_NAME}' started successfully!\n{self}")
-            print(f"(built-in MuJoCo replica of the Unity Reacher: {num_agents} agents, seed {seed})")
+            print(f"({self.description}: {num_agents} agents, seed {seed})")
 
     # --- the unityagents surface -------------------------------------------------------------
     @property
@@ -128,6 +128,11 @@ class ReacherEnvironment:
     @property
     def reset_parameters(self) -> dict[str, float]:
         return dict(self._physics.reset_parameters)
+
+    @property
+    def description(self) -> str:
+        """What results files call this environment."""
+        return f"built-in replica (PhysX frame pipeline, joint model {self._physics.joint_model})"
 
     @property
     def physics(self) -> ReacherPhysics:

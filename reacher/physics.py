@@ -247,10 +247,6 @@ class ReacherPhysics:
         the shoulder's two, then the elbow's two."""
         return self._axes
 
-    def angular_velocities(self) -> np.ndarray:
-        """World angular velocities of A and B, (n, 2, 3), MuJoCo frame."""
-        return self.velocities[:, :, 1]
-
     # --- goal and observation ----------------------------------------------------------------
     def goal_position(self) -> np.ndarray:
         """Goal centre relative to each origin, (num_agents, 3), Unity frame, float32."""

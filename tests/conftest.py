@@ -1,5 +1,9 @@
 import numpy as np
 import pytest
+import torch
+
+# Small networks: one thread is as fast, and two threads on a busy 2-core machine spin against each other.
+torch.set_num_threads(1)
 
 from reacher import BRAIN_NAME, ReacherEnvironment
 
