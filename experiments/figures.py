@@ -63,23 +63,12 @@ def curves(runs: list, episodes: int) -> np.ndarray:
 
 
 def plot_learning_curve(run: dict, ax, title: str = None) -> None:
-    """Each episode's mean over the 20 agents, their min-max band, the 100-episode average."""
+    """The notebook's own `plot_scores` (one drawing of a learning curve in the project) on a saved run."""
+    from experiments.notebook import load_definitions
     s = run["scores"]
-    ax.fill_between(s["episode"], s["min"], s["max"], color="C0", alpha=.15, lw=0, label="min to max of the 20 agents")
-    ax.plot(s["episode"], s["mean"], color="C0", lw=1.2, label="mean of the 20 agents")
-    ax.plot(s["episode"], s["avg100"], color="k", lw=2, label="average of the last 100 episodes (so far)")
-    ax.axhline(TARGET, color="C3", ls="--", lw=1, label="+30: solved")
-    solved = run["summary"]["solved_at"]
-    if solved:
-        ax.axvline(solved, color="C3", lw=1, alpha=.6)
-        ax.annotate(f"solved at episode {solved}", (solved, 4), xytext=(-8, 0), textcoords="offset points",
-                    ha="right", color="C3")
-    ax.set_xlabel("episode")
-    ax.set_ylabel("score (sum of rewards per agent)")
-    ax.set_ylim(0, 41)
-    ax.set_xlim(0, len(s["episode"]) + 1)
-    ax.grid(alpha=.3)
-    ax.legend(loc="upper left", fontsize=8)
+    history = {key: s[key] for key in ("mean", "min", "max", "avg100")}
+    history["solved_at"] = run["summary"]["solved_at"]
+    load_definitions()["plot_scores"](history, TARGET, ax)
     if title:
         ax.set_title(title)
 
@@ -181,7 +170,8 @@ def render_replay(steps: int = 300, every: int = 6, width: int = 480, height: in
 
 
 def main() -> None:
-    """Write doc/banner.png, doc/replay_frame.png, doc/learning_curve.png, doc/ablations.png."""
+    """Write doc/banner.png, doc/replay_frame.png, doc/learning_curve.png, doc/ablations.png, and
+    the README's result tables (experiments/summarize.py)."""
     import reacher                    # first: on a headless Linux machine it selects MuJoCo's EGL backend
     import matplotlib
     matplotlib.use("Agg")
@@ -202,6 +192,8 @@ def main() -> None:
     fig = plot_ablations(load_results())
     fig.savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png")
+    from experiments.summarize import write
+    write()
 
 
 if __name__ == "__main__":

@@ -4,7 +4,8 @@ The notebook teaches by defining its classes inline, and the experiments must ru
 code, not a copy. So this module reads the notebook's jupytext twin
 (`scripts/Continuous_Control.py`, kept in sync with the .ipynb by a test) and executes the cells
 tagged `definitions` into a fresh namespace: `Config`, `Agent`, `train`, ... A change to the
-notebook is a change to the experiments.
+notebook is a change to the experiments. Each cell is compiled at its own line in the twin, so a
+traceback points at the line a reader can open.
 """
 import os
 
@@ -12,14 +13,31 @@ import jupytext
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TWIN = os.path.join(ROOT, "scripts", "Continuous_Control.py")
+HEADER = '# %% tags=["definitions"]'
+
+
+def definition_cells(path: str = TWIN) -> list:
+    """(first line, source) of each `definitions` cell, the line 1-based in the twin."""
+    lines = open(path).read().split("\n")
+    sources = [c.source for c in jupytext.read(path).cells
+               if c.cell_type == "code" and "definitions" in c.metadata.get("tags", [])]
+    headers = [i for i, line in enumerate(lines) if line.strip() == HEADER]
+    if len(headers) != len(sources):
+        raise ValueError(f"{path}: {len(headers)} '{HEADER}' lines for {len(sources)} definition cells")
+    cells = []
+    for header, source in zip(headers, sources):
+        first = header + 2                                   # the line after the header, 1-based
+        body = source.split("\n")
+        if lines[first - 1:first - 1 + len(body)] != body:
+            raise ValueError(f"{path}: the definition cell after line {header + 1} is not where expected")
+        cells.append((first, source))
+    return cells
 
 
 def load_definitions(path: str = TWIN) -> dict:
-    notebook = jupytext.read(path)
-    cells = [c.source for c in notebook.cells
-             if c.cell_type == "code" and "definitions" in c.metadata.get("tags", [])]
     namespace = {"__name__": "continuous_control"}
-    exec(compile("\n\n".join(cells), path, "exec"), namespace)
+    for first, source in definition_cells(path):
+        exec(compile("\n" * (first - 1) + source, path, "exec"), namespace)
     return namespace
 
 

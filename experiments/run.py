@@ -33,19 +33,20 @@ VARIANTS = {
 }
 
 
-def evaluate(actor_path: str, seed: int, episodes: int = 5) -> list:
-    """Mean score over the 20 agents in each of `episodes` noise-free episodes of the saved actor."""
+def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
+    """The saved actor (actor.pt2) without noise on goals unseen in training (environment seed
+    10000 + seed): the 20-arm mean of each episode, and each arm's mean over the episodes."""
     import torch
     import reacher
     from reacher.demo import play
-    policy = torch.jit.load(actor_path)
+    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
 
     def act(info):
         with torch.no_grad():
             return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
 
-    env = reacher.ReacherEnvironment(seed=10_000 + seed, verbose=False)   # goals unseen in training
-    return [float(scores.mean()) for scores in play(env, act, episodes)]
+    scores = play(reacher.ReacherEnvironment(seed=10_000 + seed, verbose=False), act, episodes)
+    return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
 def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
@@ -61,7 +62,8 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
     ns["train"](cfg, env, run_dir, live=False, log_every=10)
     summary_path = os.path.join(run_dir, "summary.json")
     summary = json.load(open(summary_path))
-    summary["eval_noise_free_5"] = evaluate(os.path.join(run_dir, "actor_torchscript.pt"), seed)
+    evaluation = evaluate(run_dir, seed)
+    summary["eval_noise_free_5"], summary["eval_arm_means"] = evaluation["episode_means"], evaluation["arm_means"]
     summary["variant"] = variant
     json.dump(summary, open(summary_path, "w"), indent=2)
     out = os.path.join(ROOT, "results", variant, f"seed{seed}")
@@ -78,7 +80,8 @@ def import_notebook_run() -> None:
     src = os.path.join(ROOT, "checkpoints")
     summary = json.load(open(os.path.join(src, "summary.json")))
     config = json.load(open(os.path.join(src, "config.json")))
-    summary["eval_noise_free_5"] = evaluate(os.path.join(src, "actor_torchscript.pt"), config["seed"])
+    evaluation = evaluate(src, config["seed"])
+    summary["eval_noise_free_5"], summary["eval_arm_means"] = evaluation["episode_means"], evaluation["arm_means"]
     summary["variant"] = "full"
     summary["source"] = "Continuous_Control.ipynb"
     out = os.path.join(ROOT, "results", "full", f"seed{config['seed']}")

@@ -1,27 +1,98 @@
-"""Print a markdown table of the headless runs in results/ (one row per variant and seed)."""
+"""The README's result tables, written from the saved results (never typed by hand).
+
+    python experiments/summarize.py        # rewrites the blocks between <!-- begin: X --> and <!-- end: X -->
+
+Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
+exported actor), `seeds` (results/full/), `speed` (results/benchmarks/env_speed.json, written by
+benchmarks/env_speed.py) and `calibration` (results/calibration/, written by
+benchmarks/calibration.py). `make figures` runs it after the figures.
+"""
 import glob
 import json
 import os
+import re
+import sys
+
+import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+README = os.path.join(ROOT, "README.md")
+# results/ made before the PhysX frame pipeline (doc/environment.md): what to call their physics.
+FIRST_REPLICA = "first replica (joint-rate drag and cap after the step)"
 
 
-def rows(variant: str = "*"):
-    for path in sorted(glob.glob(os.path.join(ROOT, "results", variant, "seed*", "summary.json"))):
+def table(header, rows) -> str:
+    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
+    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
+
+
+def run_block(run_dir: str = "checkpoints") -> str:
+    sys.path.insert(0, ROOT)
+    from experiments.run import evaluate
+    path = os.path.join(ROOT, run_dir)
+    s = json.load(open(os.path.join(path, "summary.json")))
+    cfg = json.load(open(os.path.join(path, "config.json")))
+    ev = evaluate(path, cfg["seed"])
+    minutes = s["wall_seconds_to_solve"] or s["wall_seconds"]
+    row = [s["seed"], s["solved_at"] or f"not solved in {s['episodes']}", s["first_episode_mean_30"] or "-",
+           f"{s.get('mean_episodes_1_100', np.nan):.1f}", f"{minutes / 60:.1f}",
+           f"{np.mean(ev['episode_means']):.2f}", f"{min(ev['arm_means']):.2f}", f"{max(ev['arm_means']):.2f}"]
+    return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
+            + table(["seed", "solved at episode", "first episode with mean >= 30", "mean of episodes 1-100",
+                     "minutes", "noise-free mean, 5 episodes", "worst arm", "best arm"], [row])
+            + "\n\nThe noise-free evaluation runs the exported actor (`actor.pt2`) on goals the run never saw "
+              "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes.")
+
+
+def seeds_block() -> str:
+    rows = []
+    for path in sorted(glob.glob(os.path.join(ROOT, "results", "full", "seed*", "summary.json"))):
         s = json.load(open(path))
-        yield s.get("variant", "?"), s["seed"], s
-
-
-def main():
-    print("| variant | seed | solved at episode | first episode with mean >= 30 | minutes to solve | noise-free eval, 5 episodes |")
-    print("|---|---|---|---|---|---|")
-    for variant, seed, s in rows():
+        ev = s.get("eval_noise_free_5", [])
         minutes = s["wall_seconds_to_solve"] / 60 if s["wall_seconds_to_solve"] else None
-        evals = s.get("eval_noise_free_5", [])
-        print(f"| {variant} | {seed} | {s['solved_at'] or 'not solved'} | {s['first_episode_mean_30'] or '-'} | "
-              f"{f'{minutes:.1f}' if minutes else '-'} | {sum(evals) / len(evals):.2f} "
-              f"({min(evals):.2f} to {max(evals):.2f}) |")
+        rows.append([s["seed"], s["solved_at"] or "not solved", s["first_episode_mean_30"] or "-",
+                     f"{minutes:.1f}" if minutes else "-", f"{np.mean(ev):.2f}" if ev else "-",
+                     s.get("physics", FIRST_REPLICA)])
+    return table(["seed", "solved at episode", "first episode with mean >= 30", "minutes to solve",
+                  "noise-free mean, 5 episodes", "physics"], rows)
+
+
+def speed_block() -> str:
+    s = json.load(open(os.path.join(ROOT, "results", "benchmarks", "env_speed.json")))
+    rows = [["in-process `ReacherEnvironment`", f"{s['in_process']:,.0f}", f"one 1001-step episode in {1001 / s['in_process']:.2f} s"]]
+    if s.get("client"):
+        rows.append(["through the `unityagents` client and the executable", f"{s['client']:,.0f}",
+                     f"{1000 / s['client']:.1f} ms a step"])
+    return f"{s['machine']}, 20 agents, random actions:\n\n" + table(["", "steps per second", ""], rows)
+
+
+def calibration_block() -> str:
+    runs = {json.load(open(p))["joint_model"]: json.load(open(p))
+            for p in glob.glob(os.path.join(ROOT, "results", "calibration", "*.json"))}
+    actors = ["1jsingh", "AnKra", "ChrisPalmerNZ", "GrayWizard"]
+    rows = []
+    for key in sorted(runs, key=lambda k: (runs[k]["joint_model"] != runs[k].get("default"), runs[k].get("default") is None, k)):
+        r = runs[key]["results"]
+        rows.append([runs[key]["label"], f"{r['random_normal']['mean']:.2f}", f"{r['random_normal']['arms_at_zero']:.0%}",
+                     f"{r['scripted']['mean']:.1f}", f"{np.mean([r[a]['mean'] for a in actors]):.1f}",
+                     f"{min(r[a]['mean'] for a in actors):.1f}"])
+    return table(["replica", "random play, 20-arm mean", "arms at 0", "scripted controller",
+                  "Unity-trained actors, mean of 4", "lowest actor"], rows)
+
+
+BLOCKS = {"run": run_block, "seeds": seeds_block, "speed": speed_block, "calibration": calibration_block}
+
+
+def write(readme: str = README, blocks=BLOCKS) -> None:
+    text = open(readme).read()
+    for name, make in blocks.items():
+        pattern = re.compile(rf"(<!-- begin: {name} -->\n).*?(\n<!-- end: {name} -->)", re.S)
+        if not pattern.search(text):
+            raise ValueError(f"{readme} has no <!-- begin: {name} --> ... <!-- end: {name} --> block")
+        text = pattern.sub(lambda m: m.group(1) + make() + m.group(2), text)
+    open(readme, "w").write(text)
+    print(f"wrote {', '.join(blocks)} into {readme}")
 
 
 if __name__ == "__main__":
-    main()
+    write()

@@ -27,18 +27,27 @@
 #   experiments cannot drift from what the notebook teaches.
 #
 # **Where the numbers come from.** Every run here trained on this project's **built-in Reacher**,
-# a MuJoCo replica of the course's Unity environment (`reacher/`, specified in
-# `../shared/reacher-spec.md`), on a 2-core x86_64 CPU machine without GPU, one torch thread per
-# run, two runs side by side. No number below comes from a Unity build, except the published
-# course result quoted as such in section 6.
+# a replica of the course's Unity environment (`reacher/`, described number by number in
+# [`doc/environment.md`](doc/environment.md)), on a 2-core x86_64 CPU machine without GPU, one
+# torch thread per run. No number below comes from a Unity build, except the published course
+# result quoted as such in section 6. **Two versions of the replica's physics appear:**
+#
+# * `checkpoints/` (sections 1, 2 and 4) comes from the current replica, which steps each physics
+#   frame as PhysX 3.3 does (drag and the 7 rad/s cap on each body before the joint solve);
+#   [`doc/calibration.md`](doc/calibration.md) measures it against the Unity build;
+# * `results/` (sections 3 and 5) was made on the **first replica** (joint-rate drag and cap after
+#   the step), which let a random arm move far more freely than Unity's. Those runs are to be
+#   redone on the current physics; until then their numbers describe the first replica only.
 
 # %%
+import base64
+import html
 import json
 import os
 
 import matplotlib.pyplot as plt
 import numpy as np
-from IPython.display import Image, Markdown, display
+from IPython.display import HTML, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
 from experiments.figures import (VARIANT_LABELS, curves, first_at, load_results, load_run,
@@ -47,15 +56,21 @@ from experiments.figures import (VARIANT_LABELS, curves, first_at, load_results,
 from experiments.notebook import config_docs
 from reacher.render import to_gif
 
-solving = load_run("checkpoints")
+RUN_DIR = os.environ.get("REPORT_RUN_DIR", "checkpoints")    # the solving run; tests point it elsewhere
+solving = load_run(RUN_DIR)
 results = load_results()
 cfg = solving["config"]
+
+
+def cell(value) -> str:
+    """A table cell: | and < escaped, so that a description such as |TD error| cannot break the table."""
+    return html.escape(str(value), quote=False).replace("|", "&#124;")
 
 
 def table(header, rows):
     """A markdown table from a header and rows of cells."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(str(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
     return Markdown("\n".join(lines))
 
 
@@ -75,16 +90,23 @@ def table(header, rows):
 # 1. **$n$-step targets.** The critic's target sums $n$ real rewards before bootstrapping,
 #    $y_t = \sum_{k=0}^{n-1}\gamma^k r_{t+k} + \gamma^n Q_{\phi'}(s_{t+n}, \mu_{\theta'}(s_{t+n}))$,
 #    so a reward reaches the critic $n$ times faster and the target leans less on the critic's
-#    own early errors (at the price of more variance and a little off-policy bias).
+#    own early errors, at the price of more variance and an uncorrected off-policy bias: the $n-1$
+#    intermediate actions came from older, noisy policies (no Retrace or tree-backup correction;
+#    D4PG and Rainbow accept the same bias).
 # 2. **Prioritized replay** (Schaul et al. 2016). Transition $i$ is sampled with probability
 #    $P(i) = p_i / \sum_k p_k$, $p_i = (|\delta_i| + \epsilon)^\alpha$, from a sum tree; each
-#    sample's squared TD error is weighted by $w_i = (N P(i))^{-\beta} / \max_j w_j$ (maximum over
-#    the batch), $\beta$ annealed linearly to 1.
+#    sample's squared TD error is weighted by $w_i = (N P(i))^{-\beta} / \max_j w_j$. The maximum is
+#    taken over the batch, so the correction is exact only up to a per-batch scale; $\beta$ grows
+#    linearly from 0.4 to 1 over 110,000 steps (about 110 episodes), so a run solved at episode
+#    100 stops at $\beta \approx 0.95$.
 # 3. **NoisyNet** (Fortunato et al. 2018). Exploration comes from learned, factorised Gaussian
 #    noise on the actor's weights, $w = \mu^w + \sigma^w \odot \varepsilon^w$, rather than from
 #    noise added to actions. Here the acting noise $\varepsilon$ follows an Ornstein-Uhlenbeck
 #    process in time (each $\varepsilon$ still $\mathcal{N}(0, 1)$), so a perturbed policy lasts
-#    about $1/\theta$ steps, long enough to move an arm with inertia.
+#    about $1/\theta$ steps, long enough to move an arm with inertia. One noise sample drives all
+#    20 arms at a time (the action-noise ablation draws noise per arm: a confound), the target
+#    actor uses the mean weights (a departure from Fortunato et al.), and $\sigma$ learns only
+#    through $-Q$, which does not reward exploring (section 1.2 shows where it went).
 #
 # Two further details matter. States are standardised by a running mean and variance of all
 # states seen (a `Normalizer` in front of both networks, saved with them). And the Reacher's
@@ -111,7 +133,7 @@ display(table(["hyperparameter", "value", "meaning"],
 # model would fail here).
 
 # %%
-nets = load_networks("checkpoints")
+nets = load_networks(RUN_DIR)
 actor, critic = nets["actor"], nets["critic"]
 
 
@@ -143,8 +165,22 @@ for title, net in [("Actor", actor), ("Critic", critic)]:
 # with ReLU after the two hidden ones and $\tanh$ at the output (actions in $[-1, 1]$); acting
 # without noise uses the mean weights $\mu$. The critic takes state and action concatenated at
 # its input (37 values), two ReLU layers and a linear output. The last column shows how NoisyNet
-# used its freedom: by the end of training the input layer's noise scale had fallen to 37% of its
-# initial value and the output layer's to 47%, while the middle layer's rose by a quarter.
+# used its freedom (computed from the saved weights):
+
+# %%
+def sigma_change(net):
+    """Each NoisyLinear's mean learned sigma as a share of its initial sigma0 / sqrt(fan_in)."""
+    return [(name, (m.weight_sigma.abs().mean() / (cfg["noisy_sigma0"] * m.weight_mu.shape[1] ** -0.5)).item())
+            for name, m in net.named_modules() if hasattr(m, "weight_sigma")]
+
+
+shares = sigma_change(actor)
+if shares:
+    display(Markdown("By the end of training the noise scale of the actor's layers stood at "
+                     + ", ".join(f"{share:.0%} (`{name}`)" for name, share in shares)
+                     + " of its initial value: " + ("NoisyNet turned its own exploration down overall."
+                                                    if np.mean([x for _, x in shares]) < 1 else
+                                                    "NoisyNet kept or raised its exploration overall.")))
 
 # %% [markdown]
 # ## 2. Rewards per episode of the solving run
@@ -155,25 +191,44 @@ for title, net in [("Actor", actor), ("Critic", critic)]:
 
 # %%
 s = solving["summary"]
+mean = solving["scores"]["mean"]
 print(f"Environment: {s['environment']}; seed {s['seed']}; machine: {s['machine']}")
-print(f"Solved at episode {s['solved_at']}: episodes {s['solved_at'] - 99}-{s['solved_at']} average "
-      f"{solving['scores']['avg100'][s['solved_at'] - 1]:.2f}, after {s['wall_seconds_to_solve'] / 60:.1f} minutes.")
+if s["solved_at"]:
+    print(f"Solved at episode {s['solved_at']}: episodes {s['solved_at'] - 99}-{s['solved_at']} average "
+          f"{solving['scores']['avg100'][s['solved_at'] - 1]:.2f}, after {s['wall_seconds_to_solve'] / 60:.1f} minutes.")
+else:
+    print(f"Not solved in its {s['episodes']} episodes ({s['wall_seconds'] / 60:.1f} minutes).")
 print(f"First episode whose 20-agent mean reached 30: {s['first_episode_mean_30']}; "
-      f"mean of the last 50 episodes: {solving['scores']['mean'][-50:].mean():.2f}.")
+      f"mean of the last 50 episodes: {mean[-50:].mean():.2f}.")
 fig, ax = plt.subplots(figsize=(9, 4.5))
-plot_learning_curve(solving, ax, "Continuous_Control.ipynb: seed 0 on the built-in replica")
+plot_learning_curve(solving, ax, f"Continuous_Control.ipynb: seed {s['seed']} on the built-in replica")
 plt.show()
 
-# %% [markdown]
-# Solved at episode 100 is the earliest the criterion allows: the mean of the first 100
-# episodes is already above 30: every episode from the 21st scores above 32, and every one from
-# the 40th above 37 (median 38.8).
+# %%
+def from_episode(threshold):
+    """The first episode from which every episode scores above threshold (None if the last does not)."""
+    above = mean > threshold
+    below = np.flatnonzero(~above)
+    return None if not above[-1] else (int(below[-1]) + 2 if len(below) else 1)
+
+
+lines = []
+if s["solved_at"] == 100:
+    lines.append(f"Solved at episode 100 is the earliest the criterion allows: the mean of the first 100 "
+                 f"episodes is already {mean[:100].mean():.2f}.")
+for level in (30, 35):
+    start = from_episode(level)
+    if start:
+        lines.append(f"Every episode from episode {start} on scores above {level}.")
+lines.append(f"Median episode score: {np.median(mean):.1f}.")
+display(Markdown(" ".join(lines)))
 
 # %% [markdown]
-# ## 3. Across seeds
+# ## 3. Across seeds (first replica)
 #
-# The same configuration, seeds 0, 1 and 2 (`results/full/`; seed 0 is the notebook's run),
-# each trained until solved. "Noise-free evaluation" is the saved actor without exploration
+# **Made on the first replica's physics** (see the top of this report); to be redone on the
+# current physics. The same configuration, seeds 0, 1 and 2 (`results/full/`; seed 0 was the
+# notebook's run at the time), each trained until solved. "Noise-free evaluation" is the saved actor without exploration
 # noise for 5 episodes on goals the run never saw (environment seed 10000 + seed).
 
 # %%
@@ -214,13 +269,29 @@ plt.show()
 # %%
 frames, replay_scores, renderer = render_replay(steps=300, every=6, nets=nets)
 print(f"rendered with: {renderer}, {len(frames)} frames")
-print(f"score over these 300 steps, mean of the 20 arms: {replay_scores.mean():.2f} (of at most 12.00)")
-display(Image(data=to_gif(frames, fps=12), format="gif"))
+print(f"score over these 300 steps, mean of the 20 arms: {replay_scores.mean():.2f} (of at most 12.00); "
+      f"worst arm {replay_scores.min():.2f}")
+# An <img> with the GIF inline: JupyterLab, nbconvert's HTML, nbviewer and GitHub all draw it.
+gif = base64.b64encode(to_gif(frames, fps=12)).decode()
+display(HTML(f'<img src="data:image/gif;base64,{gif}" alt="replay of the trained arms" width="480">'))
 
 # %% [markdown]
-# ## 5. Ablations: what each extension contributes
+# The same replay as a strip of stills, for renderers that show no animation:
+
+# %%
+fig, axes = plt.subplots(1, 4, figsize=(14, 2.3))
+for ax, k in zip(axes, np.linspace(0, len(frames) - 1, 4).astype(int)):
+    ax.imshow(frames[k])
+    ax.set_title(f"step {k * 6}", fontsize=9)
+    ax.axis("off")
+fig.tight_layout()
+plt.show()
+
+# %% [markdown]
+# ## 5. Ablations: what each extension contributes (first replica)
 #
-# Each variant removes one extension from the full agent, all else equal (same code, same
+# **Made on the first replica's physics** (see the top of this report); to be redone on the
+# current physics, so the findings below describe the first replica only. Each variant removes one extension from the full agent, all else equal (same code, same
 # hyperparameters), and plain DDPG removes all three:
 #
 # | variant | change to `Config` |
@@ -291,13 +362,14 @@ plt.show()
 # | | environment | episodes to solve | wall time | machine |
 # |---|---|---|---|---|
 # | a published solution in the course's own `Continuous_Control.ipynb` (DDPG, 128-128 networks) | **Unity build** (Reacher, 20 agents) | 166 | 2,829 s (47 min), as printed in that notebook | unstated (Windows x86_64 build) |
-# | this project, seeds 0, 1, 2 (section 3) | **built-in replica** | 100, 100, 103 | 11.9, 12.2, 15.1 min | 2-core x86_64 CPU, no GPU |
+# | this project, seeds 0, 1, 2 (section 3) | **built-in replica, first version** | 100, 100, 103 | 11.9, 12.2, 15.1 min | 2-core x86_64 CPU, no GPU |
 #
-# The two rows are not a controlled comparison: different environments (the replica follows the
-# Unity build's specification, but a random policy scores about 0.5 on it against 0.0 to 0.2 on
-# Unity, spec "Known open points"), different hardware, and a single published run. They show
-# that the replica is a task of the same kind and size, not that this agent is 1.7 times faster.
-# Note also that 100 is the floor: under the course's criterion no run can be solved earlier.
+# The two rows are not a controlled comparison: different environments, different hardware, and
+# a single published run; and this project's row was measured on the first replica. The current
+# replica's fidelity is measured in [`doc/calibration.md`](doc/calibration.md): random play,
+# a scripted controller and four actors that students trained on the Unity build, run on the
+# replica and compared with their Unity scores. Note also that 100 is the floor: under the
+# course's criterion no run can be solved earlier.
 
 # %% [markdown]
 # ## 7. Future work
@@ -322,7 +394,7 @@ plt.show()
 #   103, the floor of the criterion, while its 20-agent mean first reaches 30 at episode 21 to 32
 #   (section 3). A criterion-independent measure, such as the noise-free score of the actor
 #   saved after each episode, would show how early the policy is really good.
-# * **Check the replica against a Unity build.** A random policy scores about 0.5 on the replica
-#   and 0.0 to 0.2 on Unity (spec, "Known open points"); the gap hints that the replica's arm
-#   moves more freely (order of the 7 rad/s clamp, PhysX's solver). One run of this agent on a
-#   Unity build would say whether the episode counts above carry over.
+# * **Redo sections 3 and 5 on the current physics.** They were measured on the first replica,
+#   whose arms moved far more freely than Unity's (doc/calibration.md gives both replicas'
+#   calibration). One run of this agent on a Unity build would say whether the episode counts
+#   carry over.

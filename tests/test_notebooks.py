@@ -37,3 +37,24 @@ def test_definitions_load_headless():
     ns = load_definitions()
     assert {"Config", "SumTree", "NStepAccumulator", "PrioritizedReplay", "NoisyLinear",
             "Actor", "Critic", "Agent", "train"} <= set(ns)
+
+
+def test_definitions_keep_their_line_numbers():
+    """A traceback from the headless definitions points at the twin's real line."""
+    import traceback
+    from experiments.notebook import TWIN, load_definitions
+    ns = load_definitions()
+    lines = open(TWIN).read().split("\n")
+    assert lines[ns["SumTree"].total.__code__.co_firstlineno - 1].strip().startswith("def total(")
+    assert lines[ns["train"].__code__.co_firstlineno - 1].startswith("def train(")
+    with pytest.raises(TypeError) as error:
+        ns["SumTree"](4).find_prefix_sum(None)             # len(None) inside find_prefix_sum
+    frame = traceback.extract_tb(error.value.__traceback__)[-1]
+    assert frame.filename == TWIN and "len(values)" in lines[frame.lineno - 1]
+
+
+def test_both_twins_pair_the_same_way():
+    """The .ipynb and its twin name the same jupytext formats, so either can be synced from the other."""
+    for notebook, twin in PAIRS:
+        formats = {jupytext.read(os.path.join(ROOT, path)).metadata["jupytext"]["formats"] for path in (notebook, twin)}
+        assert formats == {"ipynb,scripts//py:percent"}, (notebook, formats)

@@ -1,4 +1,6 @@
 """Training saves checkpoints as it goes and resumes after an interruption (the notebook's code)."""
+import os
+
 import numpy as np
 import pytest
 
@@ -28,8 +30,8 @@ def ns():
 
 
 def small(ns, **kw):
-    return ns["Config"](max_episodes=2, buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32),
-                        checkpoint_every=1, **kw)
+    settings = dict(max_episodes=2, buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32), checkpoint_every=1)
+    return ns["Config"](**{**settings, **kw})
 
 
 def test_interrupted_run_resumes_where_its_checkpoint_left(ns, tmp_path, capsys):
@@ -67,3 +69,55 @@ def test_other_configuration_starts_afresh(ns, tmp_path, capsys):
     other.max_episodes = 1
     ns["train"](other, ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
     assert "another configuration: starting afresh" in capsys.readouterr().out
+    assert os.path.exists(os.path.join(run_dir, "resume.old-1", "state.pt"))      # kept aside, not deleted
+
+
+def test_checkpoint_of_other_code_is_set_aside(ns, tmp_path, capsys):
+    """A student who edits Agent.learn and reruns must train again, not resume the old run."""
+    run_dir = str(tmp_path / "run")
+    cfg = small(ns)
+    cfg.max_episodes = 1
+    ns["train"](cfg, ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
+    edited = load_definitions()
+    original = edited["Agent"].learn
+    edited["Agent"].learn = lambda self: original(self)            # other code, same configuration
+    capsys.readouterr()
+    history = edited["train"](small(edited, max_episodes=1), ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
+    out = capsys.readouterr().out
+    assert "was made by other code" in out and out.count("\n") >= 1 and "Finished" not in out
+    assert len(history["mean"]) == 1 and os.path.exists(os.path.join(run_dir, "resume.old-1", "state.pt"))
+    # The same code, loaded again (new objects), is recognised: the finished run is not trained again.
+    same_dir = str(tmp_path / "same")
+    ns["train"](cfg, ReacherEnvironment(seed=0, verbose=False), same_dir, live=False)
+    capsys.readouterr()
+    load_definitions()["train"](small(ns, max_episodes=1), ReacherEnvironment(seed=0, verbose=False), same_dir, live=False)
+    assert "Finished after episode 1" in capsys.readouterr().out
+
+
+def test_exported_actor_loads_in_three_lines(ns, tmp_path):
+    """The README's three lines load the saved actor with torch alone (torch.export, .pt2)."""
+    run_dir = str(tmp_path / "run")
+    cfg = small(ns)
+    cfg.max_episodes = 1
+    ns["train"](cfg, ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
+    import torch
+    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
+    states = torch.as_tensor(ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations,
+                             dtype=torch.float32)
+    actions = policy(states)
+    nets = {name: torch.load(os.path.join(run_dir, f"{name}.pt")) for name in ("actor", "normalizer")}
+    actor = ns["Actor"](33, 4, cfg.hidden, sigma0=cfg.noisy_sigma0)
+    actor.load_state_dict(nets["actor"])
+    actor.set_noise(None)
+    norm = ns["Normalizer"](33)
+    norm.load_state_dict(nets["normalizer"])
+    assert actions.shape == (20, 4)
+    torch.testing.assert_close(actions, actor(norm(states)))
+
+
+def test_progress_bar_ends_at_the_episode_where_the_run_stopped(ns):
+    progress = ns["Progress"](200, 0, live=True)
+    for _ in range(100):
+        progress.update(score="1.0")
+    progress.close(100)
+    assert progress.bar.n == progress.bar.total == 100
