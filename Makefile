@@ -34,9 +34,11 @@ test: $(STAMP)
 	SMOKE=1 $(PY) -m pytest tests Continuous_Control.ipynb --nbval-lax --nbval-current-env
 	$(PY) -m pytest Report.ipynb --nbval --nbval-current-env --nbval-sanitize-with tests/report_sanitize.cfg
 
-# Environment speed, then the notebook's training configuration for 3 seeds (results/full).
+# Environment speed, where a training step's time goes, then the notebook's training
+# configuration for 3 seeds (results/full).
 benchmark: $(STAMP)
 	$(PY) benchmarks/env_speed.py
+	$(PY) benchmarks/train_speed.py
 	$(PY) experiments/run.py --variant full --seeds 0 1 2
 
 # The replica against the Unity build: random play, the scripted controller and published

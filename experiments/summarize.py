@@ -4,7 +4,8 @@
 
 Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
 exported actor), `seeds` (results/full/), `speed` (results/benchmarks/env_speed.json, written by
-benchmarks/env_speed.py) and `calibration` (results/calibration/, written by
+benchmarks/env_speed.py), `train_speed` (results/benchmarks/train_speed_*.json, written by
+benchmarks/train_speed.py) and `calibration` (results/calibration/, written by
 benchmarks/calibration.py). `make figures` runs it after the figures.
 """
 import glob
@@ -80,7 +81,22 @@ def calibration_block() -> str:
                   "Unity-trained actors, mean of 4", "lowest actor"], rows)
 
 
-BLOCKS = {"run": run_block, "seeds": seeds_block, "speed": speed_block, "calibration": calibration_block}
+def train_speed_block() -> str:
+    """One column per saved profile (results/benchmarks/train_speed_<label>.json), before the current one."""
+    runs = sorted((json.load(open(p)) for p in glob.glob(os.path.join(ROOT, "results", "benchmarks", "train_speed_*.json"))),
+                  key=lambda r: r["label"] != "before")
+    if not runs:
+        return "(no profile yet: `python benchmarks/train_speed.py`)"
+    phases = list(runs[0]["ms_per_step"])
+    rows = [[phase] + [f"{r['ms_per_step'].get(phase, float('nan')):.3f}" for r in runs] for phase in phases]
+    totals = [sum(r["ms_per_step"].values()) for r in runs]
+    rows.append(["**total**"] + [f"**{t:.2f}** ({1000 / t:,.0f} steps/s, {1001 * t / 1000:.1f} s an episode)" for t in totals])
+    return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms, one update):\n\n"
+            + table(["phase"] + [r["label"] for r in runs], rows))
+
+
+BLOCKS = {"run": run_block, "seeds": seeds_block, "speed": speed_block, "calibration": calibration_block,
+          "train_speed": train_speed_block}
 
 
 def write(readme: str = README, blocks=BLOCKS) -> None:
