@@ -83,7 +83,7 @@ def timed_learn(agent, timer: Timer) -> tuple[float, float]:
 
 
 def timed_step(agent, env, states, timer: Timer):
-    """One environment step of all arms and one learning update, timed by phase."""
+    """One environment step of all arms and its learning updates (as `Agent.step`), timed by phase."""
     with timer("acting"):
         actions = agent.act(states)
     with timer("environment step"):
@@ -95,14 +95,16 @@ def timed_step(agent, env, states, timer: Timer):
         if transitions is not None:
             agent.memory.add(*transitions)
         agent.steps += 1
-    timed_learn(agent, timer)
+    if agent.steps % agent.cfg.learn_every == 0:
+        for _ in range(agent.cfg.updates_per_learn):
+            timed_learn(agent, timer)
     return next_states
 
 
-def profile(steps: int, warmup_episodes: int, seed: int = 0) -> dict:
+def profile(steps: int, warmup_episodes: int, seed: int = 0, **overrides) -> dict:
     torch.set_num_threads(1)                       # as the notebook trains
     ns = load_definitions()
-    cfg = ns["Config"](seed=seed)
+    cfg = ns["Config"](seed=seed, **overrides)
     env = ReacherEnvironment(seed=seed, verbose=False)
     agent = ns["Agent"](cfg, 33, 4, 20)
     states = env.reset()[BRAIN_NAME].vector_observations
@@ -138,8 +140,12 @@ def main(argv=None):
     parser.add_argument("--steps", type=int, default=1000)
     parser.add_argument("--warmup-episodes", type=int, default=2)
     parser.add_argument("--label", default="current", help="which table this is (e.g. before, after)")
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE",
+                        help="Config overrides to compare, e.g. batch_size=512 learn_every=2")
     args = parser.parse_args(argv)
-    result = profile(args.steps, args.warmup_episodes)
+    overrides = {k: type(getattr(load_definitions()["Config"], k))(v) for k, v in (a.split("=", 1) for a in args.set)}
+    result = profile(args.steps, args.warmup_episodes, **overrides)
+    result["config_overrides"] = overrides
     result["label"] = args.label
     total = sum(result["ms_per_step"].values())
     print(f"{result['machine']}; {args.steps} timed steps after {args.warmup_episodes} training episodes")
