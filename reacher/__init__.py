@@ -1,5 +1,6 @@
-"""The built-in Reacher: a MuJoCo replica of the Unity Reacher of the course (ML-Agents 0.4.0),
-with the Python API of `unityagents.UnityEnvironment`. See `shared/reacher-spec.md`."""
+"""The built-in Reacher: a replica of the Unity Reacher of the course (ML-Agents 0.4.0), with the
+Python API of `unityagents.UnityEnvironment`. MuJoCo holds the model; each physics frame is
+stepped as PhysX 3.3 steps it (`physx.py`). See `doc/environment.md`."""
 import os
 import sys
 

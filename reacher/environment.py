@@ -76,7 +76,7 @@ class BrainInfo:
 
 
 class ReacherEnvironment:
-    """20 Reacher arms simulated in this process with MuJoCo (see `reacher/physics.py`).
+    """20 Reacher arms simulated in this process (`reacher/physics.py`, `reacher/physx.py`).
 
     Args:
         num_agents: number of arms (20 as in the course's build; 1 for the one-arm version).
