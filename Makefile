@@ -70,7 +70,7 @@ report: figures
 # extension keeps each notebook's text twin in scripts/ in step as you save.
 lab: $(STAMP)
 	$(PY) -m pip install --quiet $(JUPYTERLAB)
-	$(VENV)/bin/jupyter lab --ip=127.0.0.1 Continuous_Control.ipynb Report.ipynb
+	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root) Continuous_Control.ipynb Report.ipynb
 
 demo: $(STAMP)
 	$(PY) -m reacher.demo
