@@ -48,7 +48,7 @@ calibrate: $(STAMP)
 	$(PY) benchmarks/calibration.py
 
 # A published course learner re-expressed, 3 seeds x 80 episodes on the replica next to its Unity
-# log (doc/published_learner.png). Slow: about an hour per seed on one core.
+# log (doc/published_learner.png). Slow: one update of batch 1280 per step; hours per seed on 2 cores.
 learner: $(STAMP)
 	$(PY) benchmarks/published_learner.py --seeds 0 1 2 --episodes 80
 	$(PY) benchmarks/published_learner.py --report
