@@ -37,17 +37,22 @@ def load_run(path: str) -> dict:
             "scores": {name: scores[name] for name in scores.dtype.names}}
 
 
-def load_variant(variant: str) -> list:
-    """Every seed's run in results/<variant>/, by seed."""
-    folders = sorted(glob.glob(os.path.join(ROOT, "results", variant, "seed*")),
+# The ablations and seeds made on the first replica (before the PhysX frame pipeline), kept
+# apart from results/<variant>/ made on the current one until they are redone there.
+FIRST_REPLICA = os.path.join("results", "first_replica")
+
+
+def load_variant(variant: str, root: str = "results") -> list:
+    """Every seed's run in <root>/<variant>/, by seed."""
+    folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")),
                      key=lambda p: int(p.rsplit("seed", 1)[1]))
     return [load_run(os.path.relpath(p, ROOT)) for p in folders
             if os.path.exists(os.path.join(p, "summary.json"))]
 
 
-def load_results() -> dict:
-    """{variant: [runs]} for the variants that have results, in the report's order."""
-    found = {v: load_variant(v) for v in VARIANT_ORDER}
+def load_results(root: str = "results") -> dict:
+    """{variant: [runs]} for the variants that have results in <root>, in the report's order."""
+    found = {v: load_variant(v, root) for v in VARIANT_ORDER}
     return {v: runs for v, runs in found.items() if runs}
 
 
@@ -189,7 +194,7 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     plot_learning_curve(load_run("checkpoints"), ax, "Continuous_Control.ipynb, seed 0, built-in replica")
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
-    fig = plot_ablations(load_results())
+    fig = plot_ablations(load_results(FIRST_REPLICA))
     fig.savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png")
     from experiments.summarize import write

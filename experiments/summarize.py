@@ -3,7 +3,7 @@
     python experiments/summarize.py        # rewrites the blocks between <!-- begin: X --> and <!-- end: X -->
 
 Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
-exported actor), `seeds` (results/full/), `speed` (results/benchmarks/env_speed.json, written by
+exported actor), `seeds` (results/full/, the current code's seeds), `speed` (results/benchmarks/env_speed.json, written by
 benchmarks/env_speed.py), `train_speed` (results/benchmarks/train_speed_*.json, written by
 benchmarks/train_speed.py) and `calibration` (results/calibration/, written by
 benchmarks/calibration.py). `make figures` runs it after the figures.
@@ -46,16 +46,22 @@ def run_block(run_dir: str = "checkpoints") -> str:
 
 
 def seeds_block() -> str:
-    rows = []
+    """results/full/: one row per seed, the noise-free evaluation with its worst and best arm."""
+    rows, environments, machines = [], set(), set()
     for path in sorted(glob.glob(os.path.join(ROOT, "results", "full", "seed*", "summary.json"))):
         s = json.load(open(path))
-        ev = s.get("eval_noise_free_5", [])
+        arms = s.get("eval_arm_means", [])
         minutes = s["wall_seconds_to_solve"] / 60 if s["wall_seconds_to_solve"] else None
-        rows.append([s["seed"], s["solved_at"] or "not solved", s["first_episode_mean_30"] or "-",
-                     f"{minutes:.1f}" if minutes else "-", f"{np.mean(ev):.2f}" if ev else "-",
-                     s.get("physics", FIRST_REPLICA)])
-    return table(["seed", "solved at episode", "first episode with mean >= 30", "minutes to solve",
-                  "noise-free mean, 5 episodes", "physics"], rows)
+        rows.append([s["seed"], s["solved_at"] or f"not solved in {s['episodes']}", s["first_episode_mean_30"] or "-",
+                     f"{s['mean_episodes_1_100']:.1f}", f"{minutes:.1f}" if minutes else "-",
+                     f"{np.mean(s['eval_noise_free_5']):.2f}", f"{min(arms):.2f}", f"{max(arms):.2f}"])
+        environments.add(s.get("environment", FIRST_REPLICA))
+        machines.add(s.get("machine", "?"))
+    if not rows:
+        return "(no runs yet: `make benchmark`)"
+    return (f"Environment: {'; '.join(sorted(environments))}. Machine: {'; '.join(sorted(machines))}.\n\n"
+            + table(["seed", "solved at episode", "first episode with mean >= 30", "mean of episodes 1-100",
+                     "minutes to solve", "noise-free mean, 5 episodes", "worst arm", "best arm"], rows))
 
 
 def speed_block() -> str:
@@ -82,17 +88,23 @@ def calibration_block() -> str:
 
 
 def train_speed_block() -> str:
-    """One column per saved profile (results/benchmarks/train_speed_<label>.json), before the current one."""
-    runs = sorted((json.load(open(p)) for p in glob.glob(os.path.join(ROOT, "results", "benchmarks", "train_speed_*.json"))),
-                  key=lambda r: r["label"] != "before")
+    """One column per saved profile (results/benchmarks/train_speed_<label>.json), "before" first.
+
+    The total is the measured wall time per step: with the worker process the environment steps
+    while the learner updates, so the learner's phases do not add up to it."""
+    paths = glob.glob(os.path.join(ROOT, "results", "benchmarks", "train_speed_*.json"))
+    runs = sorted((json.load(open(p)) for p in paths), key=lambda r: (r["label"] != "before", r["label"]))
     if not runs:
         return "(no profile yet: `python benchmarks/train_speed.py`)"
-    phases = list(runs[0]["ms_per_step"])
-    rows = [[phase] + [f"{r['ms_per_step'].get(phase, float('nan')):.3f}" for r in runs] for phase in phases]
-    totals = [sum(r["ms_per_step"].values()) for r in runs]
-    rows.append(["**total**"] + [f"**{t:.2f}** ({1000 / t:,.0f} steps/s, {1001 * t / 1000:.1f} s an episode)" for t in totals])
-    return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms, one update):\n\n"
-            + table(["phase"] + [r["label"] for r in runs], rows))
+    phases = list(dict.fromkeys(phase for r in runs for phase in r["ms_per_step"]))
+    cell = lambda r, phase: f"{r['ms_per_step'][phase]:.3f}" if phase in r["ms_per_step"] else ""
+    rows = [[phase] + [cell(r, phase) for r in runs] for phase in phases]
+    totals = [r.get("wall_ms_per_step", 1000 / r["timed_steps_per_second"] + r["ms_per_step"]["checkpointing (amortised)"])
+              for r in runs]
+    rows.append(["**total, wall time**"] + [f"**{t:.2f}** ({1000 / t:,.0f} steps/s, {1001 * t / 1000:.1f} s an episode)"
+                                            for t in totals])
+    return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms, one update), measured in the "
+            "learner's process:\n\n" + table(["phase"] + [r["label"] for r in runs], rows))
 
 
 BLOCKS = {"run": run_block, "seeds": seeds_block, "speed": speed_block, "calibration": calibration_block,

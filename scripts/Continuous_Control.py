@@ -44,17 +44,21 @@
 # of the notebook is the same either way.
 
 # %% tags=["definitions"]
+import copy
 import hashlib
 import io
 import json
+import multiprocessing
 import os
 import platform
+import signal
 import tempfile
 import time
 import types
 from dataclasses import asdict, dataclass
 
 import matplotlib.pyplot as plt
+import numba
 import numpy as np
 import torch
 import torch.nn as nn
@@ -139,7 +143,9 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 #
 # 1. Initialise actor $\mu_\theta$, critic $Q_\phi$, targets $\theta' \leftarrow \theta$, $\phi' \leftarrow \phi$, an empty replay buffer.
 # 2. For every step, for all 20 agents at once:
-#    1. act $a = \mu_\theta(s)$ with exploration (here: the NoisyNet actor's own noise);
+#    1. act $a = \mu_\theta(s)$ with exploration (here: the NoisyNet actor's own noise; the
+#       weights are those of one update ago, so that the environment can step while the
+#       networks learn, 4.9);
 #    2. step the environment, get $r$ and $s'$; turn the last $n$ steps into $n$-step transitions
 #       and store them with the highest priority seen so far;
 #    3. sample a batch by priority, with importance weights $w_i$;
@@ -147,6 +153,8 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 #       set each sampled priority to $p_i = (|\delta_i| + \epsilon)^\alpha$;
 #    5. actor: minimise $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$;
 #    6. soft-update both targets.
+#
+#    Steps 3 to 6 run every step in the first 20 episodes and every 8th step after them (3.8).
 
 # %% [markdown]
 # ### 3.4 n-step targets
@@ -167,6 +175,13 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # The corrections that remove it, importance ratios truncated as in Retrace (Munos et al., 2016)
 # or tree-backup, need action probabilities that a deterministic actor with noise does not
 # provide cheaply; they are not used here.
+#
+# **n grows from 1.** The bias is worst at the start: the policy changes fastest, its noisy
+# early behaviour earns almost nothing, and an $n$-step sum of those rewards pins the critic to
+# the value of that behaviour. Later the policy changes slowly and the longer return carries
+# reward back faster. So $n$ starts at 1 and grows by one every `n_step_ramp` = 4 episodes, to
+# $n = 5$ from episode 17 on. The transitions stored with a smaller $n$ stay in the buffer; each
+# carries its own discount $\gamma^m$ for its bootstrap, so the mixture is still a correct target.
 
 # %% [markdown]
 # ### 3.5 Prioritized experience replay
@@ -239,7 +254,19 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # through the time limit [7]: no transition here has a terminal flag.
 
 # %% [markdown]
-# ### 3.8 The Reacher's done step
+# ### 3.8 How often to learn: the replay ratio
+#
+# Each step stores 20 transitions, and an update draws a batch of 256: learning every step,
+# that is about 13 draws per stored transition. The updates are where the time goes (a step of
+# the environment is far cheaper), and early on the agent needs every one of them to learn
+# fast. Once the 20 arms score near the maximum, the updates only have to keep them there. So
+# the agent learns every step in the first `fast_episodes` = 20 episodes and every
+# `learn_every_later` = 8 steps after them, which cuts the later episodes' time to a fraction.
+# The seed table in the README shows what it costs in score (the mean of episodes 1-100 and the
+# noise-free evaluation of every arm).
+
+# %% [markdown]
+# ### 3.9 The Reacher's done step
 #
 # The step that reports `done` has already reset the arm: its "next state" is the **next**
 # episode's first state. Stored as is, it would teach that the arm teleports. We therefore drop
@@ -293,6 +320,8 @@ class Config:
     """Discount factor."""
     n_step: int = 5
     """Rewards summed before bootstrapping (1 is plain DDPG's one-step target)."""
+    n_step_ramp: int = 4
+    """Episodes at each n on the way up: n = 1 in episodes 1-4, 2 in 5-8, ..., then `n_step` (0: no ramp)."""
     buffer_size: int = 1_000_000
     """Replay capacity in transitions (about 50 episodes of 20 agents)."""
     batch_size: int = 256
@@ -300,7 +329,11 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 agents) between learning rounds."""
+    """Environment steps (of all 20 agents) between learning rounds, in the first `fast_episodes`."""
+    fast_episodes: int = 20
+    """Episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    learn_every_later: int = 8
+    """Environment steps between learning rounds after `fast_episodes`."""
     updates_per_learn: int = 1
     """Gradient updates per learning round."""
     actor_lr: float = 1e-3
@@ -331,6 +364,8 @@ class Config:
     """Std of the action noise when exploration is 'ou' or 'gaussian'."""
     checkpoint_every: int = 5
     """Episodes between checkpoints (weights, scores, replay) for resuming."""
+    env_process: bool = True
+    """Step the built-in Reacher in a second process while this one learns (4.9); same results."""
 
 
 # %% [markdown]
@@ -338,12 +373,47 @@ class Config:
 #
 # One numpy array of size $2M$ ($M$ a power of two at least the capacity): node $i$ has children
 # $2i$ and $2i+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An update writes
-# a batch of leaves, then recomputes their parents level by level from the children, all
-# indices at once (a parent written twice gets the same value twice, so duplicates are
-# harmless). Sampling walks a whole batch of prefix sums down the tree together: at each node,
-# go left if the value falls within the left child's sum, else subtract that sum and go right.
+# a leaf, then walks up to the root, recomputing each parent from its two children (a leaf
+# written twice keeps its last value, and every parent ends up the sum of its final children).
+# Sampling walks a prefix sum $u$ down from the root: at each node, go left if $u$ falls within
+# the left child's sum, else subtract that sum and go right.
+#
+# Both walks take $\log_2 M = 20$ steps for a million transitions, for each of the 256
+# transitions of a batch, every training step. Written as numpy operations over the whole batch,
+# one tree level at a time, that is about 100 numpy calls per walk, and their call overhead
+# (about a millisecond a step) outweighs the arithmetic. So the two walks are plain loops
+# compiled by numba (which also compiles the built-in Reacher's physics): a few microseconds.
 
 # %% tags=["definitions"]
+@numba.njit
+def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
+    """Write each leaf, then recompute its ancestors from their children, up to the root."""
+    for k in range(len(index)):
+        node = index[k] + leaves
+        tree[node] = values[k]
+        node //= 2
+        while node >= 1:
+            tree[node] = tree[2 * node] + tree[2 * node + 1]
+            node //= 2
+
+
+@numba.njit
+def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
+    """For each prefix sum u: walk down, left if u < left child's sum, else subtract it and go right."""
+    found = np.empty(len(values), np.int64)
+    for k in range(len(values)):
+        node, u = 1, values[k]
+        while node < leaves:
+            left = tree[2 * node]
+            if u >= left:
+                u -= left
+                node = 2 * node + 1
+            else:
+                node = 2 * node
+        found[k] = node - leaves
+    return found
+
+
 class SumTree:
     """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
 
@@ -355,11 +425,8 @@ class SumTree:
         return self.tree[np.asarray(index) + self.leaves]
 
     def __setitem__(self, index, values):
-        nodes = np.asarray(index) + self.leaves
-        self.tree[nodes] = values
-        while nodes[0] > 1:                 # all nodes sit on one level: climb together
-            nodes = nodes // 2
-            self.tree[nodes] = self.tree[2 * nodes] + self.tree[2 * nodes + 1]
+        index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
 
     def total(self) -> float:
         """The sum of all leaves: the root."""
@@ -367,14 +434,7 @@ class SumTree:
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        nodes = np.ones(len(values), dtype=np.int64)
-        values = np.asarray(values, dtype=np.float64).copy()
-        while nodes[0] < self.leaves:
-            left = 2 * nodes
-            go_right = values >= self.tree[left]
-            values -= self.tree[left] * go_right
-            nodes = left + go_right
-        return nodes - self.leaves
+        return tree_find(self.tree, self.leaves, np.ascontiguousarray(values, dtype=np.float64))
 
 
 # %% [markdown]
@@ -403,7 +463,7 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # full it emits, for every agent at once, the transition that starts at its oldest step:
 # $(s_t, a_t, \sum_{k=0}^{n-1}\gamma^k r_{t+k}, s_{t+n}, \gamma^n)$, where the last field is the
 # discount to apply to the bootstrap $Q'(s_{t+n}, \cdot)$. On the done step it drops that
-# step (see 3.8) and flushes the window with shorter returns.
+# step (see 3.9) and flushes the window with shorter returns.
 
 # %% tags=["definitions"]
 class NStepAccumulator:
@@ -661,16 +721,21 @@ class Actor(nn.Module):
         self.layers = nn.ModuleList(make(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
         self.noisy_layers = [m for m in self.layers if isinstance(m, NoisyLinear)]
         self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.noisy_layers)
+        # All layers' noise in one buffer, theirs views into it: new noise is one operation.
+        self.register_buffer("noise", torch.zeros(self.noise_size))
+        start = 0
+        for layer in self.noisy_layers:
+            for name in ("eps_in", "eps_out"):
+                size = getattr(layer, name).numel()
+                setattr(layer, name, self.noise[start:start + size])
+                start += size
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """Noise for every noisy layer (a flat vector of `noise_size`), or None for the mean weights."""
-        start = 0
         for layer in self.noisy_layers:
             layer.noisy = eps is not None
-            if eps is not None:
-                size = layer.eps_in.numel() + layer.eps_out.numel()
-                layer.set_noise(eps[start:start + size])
-                start += size
+        if eps is not None:
+            self.noise.copy_(eps.sign() * eps.abs().sqrt())      # f(eps) of NoisyLinear, all layers at once
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         x = state
@@ -754,6 +819,11 @@ a, q = actor(s), critic(s, actor(s))
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), " Q:", tuple(q.shape))
 assert a.shape == (20, 4) and a.abs().max() <= 1 and q.shape == (20,)
 assert actor.noise_size == sum(i + o for i, o in zip((33, *hidden), (*hidden, 4)))
+eps = torch.randn(actor.noise_size)
+actor.set_noise(eps)
+first = actor.noisy_layers[0]
+f = lambda e: e.sign() * e.abs().sqrt()
+assert torch.equal(first.eps_in, f(eps[:33])) and torch.equal(first.eps_out, f(eps[33:33 + hidden[0]]))
 norm = Normalizer(33)
 for _ in range(50):
     norm.update(3 + 2 * torch.randn(20, 33))
@@ -769,14 +839,77 @@ print("OU std:", round(path.std().item(), 1), " correlation at lags 1, 5, 10:", 
 assert abs(path.std() - 1) < 0.05 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
 
 # %% [markdown]
-# ### 4.7 The agent
+# ### 4.7 One flat tensor per network
 #
-# `act` runs the actor on all 20 (standardised) states at once. `step` updates the state
-# statistics, feeds the n-step accumulator, stores
-# what it emits, and learns every `learn_every` steps once the buffer holds `warmup`
-# transitions. `learn` is section 3.3's steps 3 to 6. The soft update is in place.
+# A learning update ends with three operations over every parameter of a network: the
+# optimiser's step, the critic's gradient clip and the soft target update. Done layer by layer,
+# each is a Python loop of small operations, and on a CPU their overhead costs more than their
+# arithmetic. So each network's parameters are moved into **one flat tensor**, each layer's
+# weight becoming a view into it, and likewise their gradients: the layers compute as before,
+# and the optimiser, the clip and the soft update each see one tensor, one operation per network.
 
 # %% tags=["definitions"]
+def flatten_parameters(module: nn.Module) -> nn.Parameter:
+    """Move all of `module`'s parameters into one flat parameter; each becomes a view into it,
+    and each gradient a view into its gradient (kept allocated: zero it, do not set it to None)."""
+    params = list(module.parameters())
+    flat = nn.Parameter(torch.cat([p.detach().reshape(-1) for p in params]), params[0].requires_grad)
+    flat.grad = torch.zeros_like(flat)
+    start = 0
+    for p in params:
+        p.data = flat.data[start:start + p.numel()].view_as(p)
+        p.grad = flat.grad[start:start + p.numel()].view_as(p)
+        start += p.numel()
+    return flat
+
+
+# %% [markdown]
+# Check: the network computes the same after flattening; a backward pass writes the gradients
+# into the flat gradient; one in-place operation on the flat tensor changes every layer.
+
+# %%
+# NBVAL_CHECK_OUTPUT
+torch.manual_seed(0)
+net = Critic(33, 4, (16, 16))
+s, a = torch.randn(8, 33), torch.randn(8, 4)
+before = net(s, a).detach().clone()
+flat = flatten_parameters(net)
+print(f"one flat tensor of {flat.numel()} parameters for {len(list(net.parameters()))} weight and bias tensors")
+assert torch.equal(net(s, a), before)
+net(s, a).sum().backward()
+print("the gradients landed in the flat gradient:", bool(flat.grad.abs().sum() > 0))
+assert flat.grad.abs().sum() > 0 and torch.equal(flat.grad, torch.cat([p.grad.reshape(-1) for p in net.parameters()]))
+with torch.no_grad():
+    flat.mul_(0)
+print("after one in-place operation on the flat tensor, every layer is zero:",
+      all(p.abs().max() == 0 for p in net.parameters()))
+assert all(p.abs().max() == 0 for p in net.parameters())
+
+# %% [markdown]
+# ### 4.8 The agent
+#
+# `act` runs the **behaviour policy** on all 20 states at once: a copy of the normaliser and the
+# actor, plus the exploration noise of this step, refreshed from the learner's networks by
+# `refresh_behaviour`. A separate copy lets another process act with it while this one learns
+# (4.9). `begin_episode` sets the episode's $n$ (3.4) and how often it learns (3.8). `step`
+# updates the state statistics, feeds the n-step accumulator, stores what it emits, and learns
+# every `learn_every` steps once the buffer holds `warmup` transitions.
+# `learn` is section 3.3's steps 3 to 6; the soft update is one in-place `lerp_` per network.
+
+# %% tags=["definitions"]
+class Behaviour(nn.Module):
+    """What acts: a copy of the normaliser and the actor, and the action noise of this step."""
+
+    def __init__(self, norm: Normalizer, actor: Actor, num_agents: int, action_size: int):
+        super().__init__()
+        self.norm, self.actor = norm, actor
+        self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
+
+    @torch.no_grad()
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
+
+
 class Agent:
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
         self.cfg = cfg
@@ -784,35 +917,63 @@ class Agent:
         self.gen = torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         noisy = cfg.exploration == "noisynet"
-        self.actor = Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
+        make_actor = lambda: Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
+        self.actor, self.actor_target = make_actor(), make_actor()
         self.critic = Critic(state_size, action_size, cfg.hidden)
-        self.actor_target = Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
         self.critic_target = Critic(state_size, action_size, cfg.hidden)
+        self.actor_target.requires_grad_(False)
+        self.critic_target.requires_grad_(False)
         self.actor_target.load_state_dict(self.actor.state_dict())
         self.critic_target.load_state_dict(self.critic.state_dict())
         self.actor_target.set_noise(None)                # targets use the mean weights
+        # Each network as one flat tensor (4.7): one optimiser step, clip and soft update each.
+        self.actor_params, self.critic_params = flatten_parameters(self.actor), flatten_parameters(self.critic)
+        self.actor_target_params = flatten_parameters(self.actor_target)
+        self.critic_target_params = flatten_parameters(self.critic_target)
         self.norm = Normalizer(state_size)
-        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
-        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
+        self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
+        self.behaviour = Behaviour(Normalizer(state_size), make_actor().requires_grad_(False), num_agents, action_size)
+        behaviour_params = flatten_parameters(self.behaviour.actor)
+        self.behaviour_copies = [(behaviour_params, self.actor_params),         # (to, from), refreshed each step
+                                 *zip(self.behaviour.norm.buffers(), self.norm.buffers())]
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha,
                                         cfg.priority_eps, self.rng)
-        self.nstep = NStepAccumulator(cfg.n_step, cfg.gamma, num_agents, state_size, action_size)
+        self.sizes = (num_agents, state_size, action_size)
+        self.nstep = NStepAccumulator(cfg.n_step, cfg.gamma, *self.sizes)
+        self.begin_episode(1)
         shape = self.actor.noise_size if noisy else (num_agents, action_size)
         sigma = 1.0 if noisy else cfg.action_noise
         self.noise = OrnsteinUhlenbeck(shape, cfg.noise_theta, sigma, self.gen)
         self.steps, self.updates = 0, 0
 
-    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        s = self.norm(torch.as_tensor(states, dtype=torch.float32))
+    @torch.no_grad()
+    def refresh_behaviour(self, explore: bool = True) -> None:
+        """Copy the learner's actor and state statistics into the behaviour policy, with this
+        step's exploration noise (none: NoisyNet's noise at zero gives the mean weights)."""
+        b = self.behaviour
+        for to, source in self.behaviour_copies:
+            to.copy_(source)
         if self.cfg.exploration == "noisynet":
-            self.actor.set_noise(self.noise.sample() if explore else None)
-        with torch.no_grad():
-            actions = self.actor(s)
-        if explore and self.cfg.exploration == "ou":
-            actions = actions + self.noise.sample()
+            b.actor.set_noise(self.noise.sample() if explore else torch.zeros(b.actor.noise_size))
+        elif explore and self.cfg.exploration == "ou":
+            b.action_noise.copy_(self.noise.sample())
         elif explore and self.cfg.exploration == "gaussian":
-            actions = actions + self.cfg.action_noise * torch.randn(actions.shape, generator=self.gen)
-        return actions.clamp(-1, 1).numpy()
+            b.action_noise.normal_(0, self.cfg.action_noise, generator=self.gen)
+        else:
+            b.action_noise.zero_()
+
+    def begin_episode(self, episode: int) -> None:
+        """This episode's n (growing from 1, 3.4) and learning interval (3.8); episodes count from 1."""
+        cfg = self.cfg
+        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
+        if n != self.nstep.n:                            # between episodes the window is empty
+            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
+        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        self.refresh_behaviour(explore)
+        return self.behaviour(torch.as_tensor(states, dtype=torch.float32)).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         self.norm.update(torch.as_tensor(states, dtype=torch.float32))
@@ -821,7 +982,7 @@ class Agent:
             self.memory.add(*transitions)
         self.steps += 1
         ready = self.memory.size >= max(self.cfg.warmup, self.cfg.batch_size)
-        if ready and self.steps % self.cfg.learn_every == 0:
+        if ready and self.steps % self.learn_every == 0:
             for _ in range(self.cfg.updates_per_learn):
                 self.learn()
 
@@ -838,23 +999,27 @@ class Agent:
             y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
         td = y - self.critic(s, a)
         critic_loss = (w * td.pow(2)).mean()
-        self.critic_opt.zero_grad()
+        self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
         critic_loss.backward()
-        nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip)
+        grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
+        grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
         self.critic_opt.step()
         self.updates += 1
         self.memory.update_priorities(idx, td.detach().numpy())
-        # Actor: climb Q with fresh independent noise, so that sigma is learned too.
+        # Actor: climb Q with fresh independent noise, so that sigma is learned too. The critic is
+        # frozen for this pass: its input gradient dQ/da is needed, its weight gradients are not.
         if self.cfg.exploration == "noisynet":
             self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
+        self.critic.requires_grad_(False)
         actor_loss = -self.critic(s, self.actor(s)).mean()
-        self.actor_opt.zero_grad()
+        self.actor_params.grad.zero_()
         actor_loss.backward()
+        self.critic.requires_grad_(True)
         self.actor_opt.step()
-        # Soft updates, in place: target <- target + tau (online - target).
+        # Soft updates, in place, one operation per network: target <- target + tau (online - target).
         with torch.no_grad():
-            for net, target in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
-                torch._foreach_lerp_(list(target.parameters()), list(net.parameters()), self.cfg.tau)
+            self.actor_target_params.lerp_(self.actor_params, self.cfg.tau)
+            self.critic_target_params.lerp_(self.critic_params, self.cfg.tau)
         return critic_loss.item(), actor_loss.item()
 
 
@@ -864,7 +1029,7 @@ class Agent:
 
 # %%
 # NBVAL_CHECK_OUTPUT
-check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0), state_size=33, action_size=4, num_agents=20)
+check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0, n_step_ramp=0), state_size=33, action_size=4, num_agents=20)
 fake = np.random.default_rng(1)
 for t in range(12):
     s = fake.standard_normal((20, 33)).astype(np.float32)
@@ -879,6 +1044,160 @@ moved = all(torch.allclose(t, b + check.cfg.tau * (o - b), atol=1e-7)
 changed = not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0)
 print("losses finite:", all(np.isfinite(losses)), " target moved by tau:", moved, " priorities changed:", changed)
 assert all(np.isfinite(losses)) and moved and changed
+check.actor.set_noise(None)
+mean_actions = check.actor(check.norm(torch.as_tensor(s))).clamp(-1, 1)
+noise_free = torch.equal(torch.as_tensor(check.act(s, explore=False)), mean_actions)
+print("the behaviour policy without noise acts as the actor's mean weights:", noise_free)
+assert noise_free
+ramp = Agent(Config(buffer_size=1000), state_size=33, action_size=4, num_agents=20)
+schedule = {}
+fast = ramp.cfg.fast_episodes
+for episode in (1, 4, 5, 9, 13, 17, fast, fast + 1, 100):
+    ramp.begin_episode(episode)
+    schedule[episode] = (ramp.nstep.n, ramp.learn_every)
+print("episode: (n, learn every k steps):", schedule)
+assert schedule[1] == (1, 1) and schedule[5] == (2, 1) and schedule[17] == (5, 1)
+assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_every_later)
+
+# %% [markdown]
+# ### 4.9 The environment worker: stepping while learning
+#
+# A training step has two halves: the environment steps the 20 arms with the behaviour policy,
+# then the learner stores the step and updates the networks. Done one after the other, one of
+# the machine's cores idles. `EnvRunner` moves the first half into a second process: `request`
+# starts a step there and returns at once, `result` collects it. The training loop (5.3) asks
+# for step $t+1$ **before** it learns from step $t$, so the environment steps while the networks
+# update. The price: step $t+1$ acts with the weights from before the update of step $t$, one
+# update behind (an update moves them by a learning rate of $10^{-3}$).
+#
+# The second process is a `fork` of this one: it inherits the environment as it is, and reads
+# the behaviour policy from shared memory, which the learner refreshes only between `result`
+# and the next `request`, when the worker waits. So every number is the same as when the runner
+# does the work inline (`process=False`: `result` steps the environment itself), which is what
+# happens for a Unity build (the Unity player already runs in a process of its own) and where
+# `fork` does not exist (Windows). An error in the worker (a NaN action, a wrong shape) is raised
+# again here, with its message; Ctrl-C stops the learner, which stops the worker.
+
+# %% tags=["definitions"]
+class EnvRunner:
+    """Steps `env` with the `behaviour` policy, in a forked worker process or inline."""
+
+    @staticmethod
+    def can_fork(env) -> bool:
+        """A worker process pays for the built-in Reacher, which steps in this process, where fork exists."""
+        return hasattr(env, "physics") and "fork" in multiprocessing.get_all_start_methods()
+
+    def __init__(self, env, behaviour: Behaviour, process: bool):
+        self.env, self.behaviour, self.brain = env, behaviour, env.brain_names[0]
+        self.states, self.pending, self.worker = None, None, None
+        if process:
+            behaviour.share_memory()                     # the worker reads the refreshed weights
+            context = multiprocessing.get_context("fork")
+            self.conn, child = context.Pipe()
+            self.worker = context.Process(target=self._serve, args=(child,), daemon=True)
+            self.worker.start()
+            child.close()
+
+    def _run(self, command: str):
+        if command == "reset":
+            self.states = self.env.reset(train_mode=True)[self.brain].vector_observations
+            return self.states
+        if command == "step":
+            states = self.states
+            actions = self.behaviour(torch.as_tensor(states, dtype=torch.float32)).numpy()
+            info = self.env.step(actions)[self.brain]
+            self.states = info.vector_observations
+            return states, actions, np.asarray(info.rewards), self.states, any(info.local_done)
+        if command == "random_state":                    # the goals' generator, for checkpoints
+            return self.env.physics.rng.bit_generator.state if hasattr(self.env, "physics") else None
+        raise ValueError(f"EnvRunner: unknown command {command!r}")
+
+    def _serve(self, conn) -> None:
+        """The worker's loop: run each command, send back (True, result) or (False, error)."""
+        signal.signal(signal.SIGINT, signal.SIG_IGN)     # Ctrl-C is the learner's to handle
+        torch.set_num_threads(1)
+        while (command := conn.recv()) != "close":
+            try:
+                conn.send((True, self._run(command)))
+            except BaseException as error:
+                conn.send((False, error))
+
+    def request(self, command: str) -> None:
+        if not self.worker:
+            self.pending = command
+            return
+        try:
+            self.conn.send(command)
+        except OSError:                                  # a broken pipe: the worker is gone
+            raise self._died() from None
+
+    def result(self):
+        if not self.worker:
+            return self._run(self.pending)
+        try:
+            ok, value = self.conn.recv()
+        except (EOFError, OSError):                      # nothing more will come: the worker is gone
+            raise self._died() from None
+        if not ok:
+            raise value
+        return value
+
+    def _died(self) -> RuntimeError:
+        self.worker.join(timeout=1)
+        return RuntimeError(f"the environment worker died (exit code {self.worker.exitcode})")
+
+    def __call__(self, command: str):
+        self.request(command)
+        return self.result()
+
+    def close(self) -> None:
+        if self.worker:
+            if self.worker.is_alive():
+                self.conn.send("close")
+            self.worker.join(timeout=10)
+            if self.worker.is_alive():
+                self.worker.kill()
+            self.conn.close()
+            self.worker = None
+
+
+# %% [markdown]
+# Check: a worker process and the inline runner, each on its own copy of the environment and
+# both fed the same behaviour policy, refreshed between steps as in training, return identical
+# transitions; and the worker's errors arrive here. (The environment here is the notebook's
+# `env`; for a Unity build the runner works inline.)
+
+# %%
+# NBVAL_CHECK_OUTPUT
+def three_steps(process: bool) -> list:
+    agent = Agent(Config(buffer_size=1000), state_size, action_size, num_agents)
+    runner = EnvRunner(env, agent.behaviour, process=process and EnvRunner.can_fork(env))
+    try:
+        runner("reset")
+        out = []
+        for t in range(3):
+            agent.refresh_behaviour()
+            runner.request("step")
+            out.append(runner.result())
+            with torch.no_grad():
+                agent.actor_params.add_(0.01)            # as if the learner had updated the actor
+        return out
+    finally:
+        runner.close()
+
+
+forked, inline = three_steps(process=True), three_steps(process=False)
+same = all(all(np.array_equal(x, y) for x, y in zip(a, b)) for a, b in zip(forked, inline))
+print("worker process and inline runner give identical transitions:", same)
+assert same and not np.array_equal(forked[0][1], forked[1][1])
+runner = EnvRunner(env, Agent(Config(buffer_size=1000), state_size, action_size, num_agents).behaviour,
+                   process=EnvRunner.can_fork(env))
+try:
+    runner("teleport")
+except ValueError as error:
+    print("an error in the worker arrives here:", error)
+finally:
+    runner.close()
 
 # %% [markdown]
 # ## 5. Training
@@ -926,7 +1245,7 @@ def code_fingerprint(*objects) -> str:
     return digest.hexdigest()
 
 
-def save_checkpoint(path: str, agent: Agent, env, episode: int, history: dict, fingerprint: str) -> None:
+def save_checkpoint(path: str, agent: Agent, env_random, episode: int, history: dict, fingerprint: str) -> None:
     """Everything needed to resume after `episode`: a state file and the replay arrays."""
     os.makedirs(path, exist_ok=True)
     m = agent.memory
@@ -940,7 +1259,7 @@ def save_checkpoint(path: str, agent: Agent, env, episode: int, history: dict, f
         "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority},
         "random": {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
                    "torch_global": torch.get_rng_state(), "noise": agent.noise.state,
-                   "env": env.physics.rng.bit_generator.state if hasattr(env, "physics") else None},
+                   "env": env_random},
     }
     torch.save(state, os.path.join(path, "state.tmp.pt"))
     os.replace(os.path.join(path, "replay.tmp.npz"), os.path.join(path, "replay.npz"))   # atomic
@@ -1052,7 +1371,9 @@ def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env
     torch.save(agent.critic.state_dict(), os.path.join(run_dir, "critic.pt"))
     agent.actor.set_noise(None)
     torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
-    policy = nn.Sequential(agent.norm, agent.actor).eval()
+    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor)).eval()
+    for p in policy.parameters():
+        p.data = p.data.clone()           # a tensor of its own for each weight, not a view into a flat one (4.7)
     # Any number of arms: the batch dimension is dynamic (an example of 2, since 1 would be specialised).
     exported = torch.export.export(policy, (torch.zeros(2, state_size),),
                                    dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
@@ -1079,9 +1400,10 @@ def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env
 # %% [markdown]
 # ### 5.3 The training loop
 #
-# One loop for all 20 agents, read top to bottom: act, step the environment, hand the step to
-# the agent (which stores and learns), keep score. Then the episode's bookkeeping: scores, the
-# solve test, the log line, the figure, the checkpoint.
+# One loop for all 20 agents, read top to bottom: collect a step from the environment runner
+# (4.9), ask for the next one, hand this one to the agent (which stores and learns), keep score.
+# Then the episode's bookkeeping: scores, the solve test, the log line, the figure, the
+# checkpoint.
 
 # %% tags=["definitions"]
 def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5) -> dict:
@@ -1090,9 +1412,9 @@ def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5)
     info = env.reset(train_mode=True)[brain_name]
     num_agents, state_size = info.vector_observations.shape
     agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    fingerprint = code_fingerprint(Config, SumTree, NStepAccumulator, PrioritizedReplay, NoisyLinear, Actor,
-                                   Critic, Normalizer, OrnsteinUhlenbeck, Agent, train, save_checkpoint,
-                                   load_checkpoint)
+    fingerprint = code_fingerprint(Config, tree_set.py_func, tree_find.py_func, SumTree, NStepAccumulator, PrioritizedReplay, NoisyLinear, Actor,
+                                   Critic, Normalizer, OrnsteinUhlenbeck, flatten_parameters, Behaviour, Agent,
+                                   EnvRunner, train, save_checkpoint, load_checkpoint)
     resume_dir = os.path.join(run_dir, "resume")
     history = {"mean": [], "min": [], "max": [], "avg100": [], "wall": [], "solved_at": None}
     first, elapsed = 1, 0.0
@@ -1109,38 +1431,47 @@ def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5)
         fig, ax = plt.subplots(figsize=(9, 4.5))
         figure = display(fig, display_id=True)
     progress = Progress(cfg.max_episodes, first - 1, live)
+    runner = EnvRunner(env, agent.behaviour, process=cfg.env_process and EnvRunner.can_fork(env))   # 4.9
     start = time.perf_counter() - elapsed
-    for episode in range(first, cfg.max_episodes + 1):
-        states = env.reset(train_mode=True)[brain_name].vector_observations
-        scores = np.zeros(num_agents)
-        while True:
-            actions = agent.act(states)
-            info = env.step(actions)[brain_name]
-            next_states, rewards, done = info.vector_observations, np.asarray(info.rewards), any(info.local_done)
-            agent.step(states, actions, rewards, next_states, done)
-            scores += rewards
-            states = next_states
-            if done:
+    try:
+        for episode in range(first, cfg.max_episodes + 1):
+            runner("reset")
+            scores = np.zeros(num_agents)
+            agent.begin_episode(episode)                 # n and the learning interval of this episode
+            agent.refresh_behaviour()
+            runner.request("step")
+            while True:
+                states, actions, rewards, next_states, done = runner.result()
+                if not done:
+                    # Crucial for speed: start the next step before learning from this one, so the
+                    # worker steps the arms while the networks update (it acts one update behind).
+                    agent.refresh_behaviour()
+                    runner.request("step")
+                agent.step(states, actions, rewards, next_states, done)
+                scores += rewards
+                if done:
+                    break
+            # The episode's bookkeeping.
+            for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
+                history[key].append(float(value))
+            history["avg100"].append(float(np.mean(history["mean"][-100:])))
+            history["wall"].append(time.perf_counter() - start)
+            if history["solved_at"] is None and episode >= 100 and history["avg100"][-1] >= cfg.target_score:
+                history["solved_at"] = episode
+            progress.update(score=f"{scores.mean():.1f}", avg100=f"{history['avg100'][-1]:.1f}")
+            if episode % log_every == 0 or episode == 1 or history["solved_at"] == episode:
+                print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "
+                      f"max {scores.max():5.2f}  avg100 {history['avg100'][-1]:5.2f}  {history['wall'][-1] / 60:5.1f} min")
+                if live:
+                    plot_scores(history, cfg.target_score, ax)
+                    figure.update(fig)
+            finished = episode == cfg.max_episodes or (cfg.stop_when_solved and history["solved_at"])
+            if episode % cfg.checkpoint_every == 0 or finished:
+                save_checkpoint(resume_dir, agent, runner("random_state"), episode, history, fingerprint)
+            if finished:
                 break
-        # The episode's bookkeeping.
-        for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
-            history[key].append(float(value))
-        history["avg100"].append(float(np.mean(history["mean"][-100:])))
-        history["wall"].append(time.perf_counter() - start)
-        if history["solved_at"] is None and episode >= 100 and history["avg100"][-1] >= cfg.target_score:
-            history["solved_at"] = episode
-        progress.update(score=f"{scores.mean():.1f}", avg100=f"{history['avg100'][-1]:.1f}")
-        if episode % log_every == 0 or episode == 1 or history["solved_at"] == episode:
-            print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  max {scores.max():5.2f}"
-                  f"  avg100 {history['avg100'][-1]:5.2f}  {history['wall'][-1] / 60:5.1f} min")
-            if live:
-                plot_scores(history, cfg.target_score, ax)
-                figure.update(fig)
-        finished = episode == cfg.max_episodes or (cfg.stop_when_solved and history["solved_at"])
-        if episode % cfg.checkpoint_every == 0 or finished:
-            save_checkpoint(resume_dir, agent, env, episode, history, fingerprint)
-        if finished:
-            break
+    finally:
+        runner.close()                                   # also on Ctrl-C: no worker is left behind
     progress.close(episode)
     if live:
         plot_scores(history, cfg.target_score, ax)

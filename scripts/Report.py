@@ -21,10 +21,12 @@
 # three extensions contributes. It **only reads** saved results and never trains:
 #
 # * `checkpoints/`: the notebook's solving run (seed 0): configuration, weights, per-episode scores;
-# * `results/<variant>/seed<k>/`: headless runs of the same code for other seeds and for the
-#   ablations, made by `python experiments/run.py` (`make experiments`). "The same code" is
-#   literal: `experiments/notebook.py` executes the training notebook's definition cells, so the
-#   experiments cannot drift from what the notebook teaches.
+# * `results/first_replica/<variant>/seed<k>/`: headless runs for other seeds and for the
+#   ablations, made by `python experiments/run.py` (`make experiments`) with the notebook's code
+#   of that time: `experiments/notebook.py` executes the training notebook's definition cells, so
+#   the experiments cannot drift from what the notebook teaches. The five seeds of the current
+#   code and physics are in the README (`results/full/`); this report's sections 3 and 5 move to
+#   them when the ablations are redone.
 #
 # **Where the numbers come from.** Every run here trained on this project's **built-in Reacher**,
 # a replica of the course's Unity environment (`reacher/`, described number by number in
@@ -35,7 +37,7 @@
 # * `checkpoints/` (sections 1, 2 and 4) comes from the current replica, which steps each physics
 #   frame as PhysX 3.3 does (drag and the 7 rad/s cap on each body before the joint solve);
 #   [`doc/calibration.md`](doc/calibration.md) measures it against the Unity build;
-# * `results/` (sections 3 and 5) was made on the **first replica** (joint-rate drag and cap after
+# * `results/first_replica/` (sections 3 and 5) was made on the **first replica** (joint-rate drag and cap after
 #   the step), which let a random arm move far more freely than Unity's. Those runs are to be
 #   redone on the current physics; until then their numbers describe the first replica only.
 
@@ -50,7 +52,7 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
-from experiments.figures import (VARIANT_LABELS, curves, first_at, load_results, load_run,
+from experiments.figures import (FIRST_REPLICA, VARIANT_LABELS, curves, first_at, load_results, load_run,
                                  load_networks, plot_ablations, plot_learning_curve, plot_seeds,
                                  render_replay)
 from experiments.notebook import config_docs
@@ -58,7 +60,7 @@ from reacher.render import to_gif
 
 RUN_DIR = os.environ.get("REPORT_RUN_DIR", "checkpoints")    # the solving run; tests point it elsewhere
 solving = load_run(RUN_DIR)
-results = load_results()
+results = load_results(FIRST_REPLICA)      # sections 3 and 5: made on the first replica
 cfg = solving["config"]
 
 
@@ -83,7 +85,10 @@ def table(header, rows):
 # copies $\mu_{\theta'}, Q_{\phi'}$ of both networks (Polyak averaging
 # $\phi' \leftarrow \tau\phi + (1-\tau)\phi'$); the actor follows the critic's action gradient,
 # minimising $-Q_\phi(s, \mu_\theta(s))$. All 20 arms act with the same actor and feed one shared
-# buffer; after every environment step (20 transitions) the agent makes one update on a batch.
+# buffer. The agent makes one update on a batch after every environment step (20 transitions)
+# in its first episodes and after every few steps later (`fast_episodes`, `learn_every_later`
+# in the table below), and $n$ grows from 1 over the first episodes (`n_step_ramp`); both
+# schedules are explained in the training notebook (sections 3.4 and 3.8).
 #
 # Three extensions, each tested by removing it in section 5:
 #
@@ -227,7 +232,7 @@ display(Markdown(" ".join(lines)))
 # ## 3. Across seeds (first replica)
 #
 # **Made on the first replica's physics** (see the top of this report); to be redone on the
-# current physics. The same configuration, seeds 0, 1 and 2 (`results/full/`; seed 0 was the
+# current physics. The same configuration, seeds 0, 1 and 2 (`results/first_replica/full/`; seed 0 was the
 # notebook's run at the time), each trained until solved. "Noise-free evaluation" is the saved actor without exploration
 # noise for 5 episodes on goals the run never saw (environment seed 10000 + seed).
 
@@ -376,9 +381,10 @@ plt.show()
 #
 # Each idea follows from something measured above.
 #
-# * **Tune $n$, or anneal it.** 1-step targets learned fastest early and settled lowest; 5-step
-#   targets settled highest (section 5). An intermediate $n$, $n$ grown from 1 to 5 during
-#   training, or $\lambda$-returns over the stored windows may get both.
+# * **Measure the growing $n$ on its own.** 1-step targets learned fastest early and settled
+#   lowest; 5-step targets settled highest (section 5). The agent now grows $n$ from 1 to 5
+#   during its first episodes (`n_step_ramp`); an ablation against a fixed $n$ on the current
+#   physics, and $\lambda$-returns over the stored windows, are still to be run.
 # * **Drop prioritized replay, or give it a harder job.** At $\alpha = 0.5$ it made no measurable
 #   difference. Timing an update with and without the sum tree on an idle machine would tell
 #   whether removing it makes training faster; a larger $\alpha$, or a buffer holding far more

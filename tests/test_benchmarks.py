@@ -32,3 +32,28 @@ def test_timed_learn_is_agent_learn_phase_by_phase():
     size = reference.memory.size
     np.testing.assert_array_equal(reference.memory.priorities[np.arange(size)], timed.memory.priorities[np.arange(size)])
     assert set(timer.seconds) == {"sampling", "critic update", "priority update", "actor update", "target update"}
+
+
+def test_profiled_loop_trains_as_the_notebook_trains():
+    """The profiler's loop (timed_step with the worker process) stores and learns what `train` would:
+    after the same steps from the same seed, the same networks."""
+    ns = load_definitions()
+    from reacher import ReacherEnvironment
+    cfg = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), max_episodes=1, checkpoint_every=1)
+    import tempfile
+    with tempfile.TemporaryDirectory() as run_dir:
+        ns["train"](ns["Config"](**cfg), ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
+        trained = torch.load(os.path.join(run_dir, "actor.pt"))
+    agent = ns["Agent"](ns["Config"](**cfg), 33, 4, 20)
+    env = ReacherEnvironment(seed=0, verbose=False)
+    env.reset(train_mode=True)                    # as `train` does, to read the sizes
+    runner = ns["EnvRunner"](env, agent.behaviour, process=True)
+    try:
+        train_speed.start_episode(agent, runner, 1)
+        while not train_speed.timed_step(agent, runner, train_speed.Timer(), process=True):
+            pass
+    finally:
+        runner.close()
+    assert agent.updates > 0
+    for name, value in agent.actor.state_dict().items():
+        assert torch.equal(value, trained[name]), name

@@ -44,7 +44,44 @@ def test_interrupted_run_resumes_where_its_checkpoint_left(ns, tmp_path, capsys)
     assert "Resuming after episode 1" in capsys.readouterr().out
     assert len(resumed["mean"]) == 2
     assert resumed["mean"][0] == reference["mean"][0]        # episode 1 was kept, not replayed
-    assert np.isfinite(resumed["mean"][1])
+    assert resumed["mean"][1] == reference["mean"][1]        # and episode 2 replayed exactly: every state was saved
+
+
+def test_worker_process_and_inline_runner_train_identically(ns, tmp_path):
+    """The environment worker changes where the arms step, not what is learned: same seed, same numbers."""
+    import torch
+    runs = {}
+    for process in (True, False):
+        run_dir = str(tmp_path / f"process{process}")
+        history = ns["train"](small(ns, env_process=process), ReacherEnvironment(seed=0, verbose=False), run_dir,
+                              live=False)
+        runs[process] = history, torch.load(os.path.join(run_dir, "actor.pt"))
+    (forked, forked_actor), (inline, inline_actor) = runs[True], runs[False]
+    assert [forked[k] for k in ("mean", "min", "max")] == [inline[k] for k in ("mean", "min", "max")]
+    assert all(torch.equal(forked_actor[k], inline_actor[k]) for k in inline_actor)
+
+
+def test_worker_errors_arrive_with_their_message(ns):
+    import torch
+    from reacher import UnityActionException
+    agent = ns["Agent"](small(ns), 33, 4, 20)
+    runner = ns["EnvRunner"](ReacherEnvironment(seed=0, verbose=False), agent.behaviour, process=True)
+    try:
+        assert runner.worker is not None
+        runner("reset")
+        with torch.no_grad():
+            agent.actor_params.fill_(float("nan"))          # a diverged actor
+        agent.refresh_behaviour()
+        with pytest.raises(UnityActionException, match="NaN or inf"):
+            runner("step")
+        with pytest.raises(ValueError, match="unknown command 'teleport'"):
+            runner("teleport")
+        runner.worker.kill()
+        with pytest.raises(RuntimeError, match="environment worker died"):
+            runner("step")
+    finally:
+        runner.close()
+    assert runner.worker is None
 
 
 def test_finished_run_is_not_trained_again_and_can_be_extended(ns, tmp_path, capsys):
