@@ -1,6 +1,6 @@
 """Where a training step's time goes: milliseconds per environment step, phase by phase.
 
-    python benchmarks/train_speed.py [--steps 1000] [--label current]    # results/benchmarks/train_speed_<label>.json
+    python benchmarks/train_speed.py [--steps 1000] [--label current]    # results/benchmarks/train_speed_<label>*.json
 
 The notebook's configuration (`Config()`), its own definitions (experiments/notebook.py), on the
 built-in Reacher, driven as the notebook's training loop drives it (`EnvRunner`, section 4.9).
@@ -10,8 +10,11 @@ learner's) process: waiting for the environment runner's step, refreshing the be
 storing (normaliser, n-step window, replay insert), then the learning update (sampling, critic
 update, priority update, actor update, target update). With the worker process the environment
 steps and acts meanwhile in the other process; the profile is taken twice, with the worker and
-inline (where "waiting" is the environment step and acting themselves), and the total is the
-measured wall time per step. Checkpointing is timed once with the replay full (as from episode
+inline (where "waiting" is the environment step and acting themselves), each in the first
+`fast_episodes` (learning every step) and after them (learning every `learn_every_later` steps):
+four files, `_inline`, `_later` and `_later_inline` added to the label. The total is the measured
+wall time per step. The later phase is timed after the same warm-up, as if it were the first
+later episode (its replay then holds fewer transitions than it would). Checkpointing is timed once with the replay full (as from episode
 50 on) and spread over the `checkpoint_every` x 1001 steps between checkpoints.
 
 `timed_learn` mirrors `Agent.learn` phase by phase; tests/test_benchmarks.py checks that it
@@ -170,12 +173,12 @@ def main(argv=None):
     overrides = {k: type(getattr(load_definitions()["Config"], k))(v) for k, v in (a.split("=", 1) for a in args.set)}
     later = load_definitions()["Config"](**overrides).fast_episodes + 1
     cases = [(True, args.warmup_episodes + 1, ""), (False, args.warmup_episodes + 1, "_inline"),
-             (True, later, "_later")]
+             (True, later, "_later"), (False, later, "_later_inline")]
     for process, episode, suffix in cases:
         result = profile(args.steps, args.warmup_episodes, process, episode, **overrides)
         result["config_overrides"] = overrides
-        result["label"] = args.label + {"": ", episodes 1-%d" % (later - 1), "_inline": ", inline, episodes 1-%d" % (later - 1),
-                                        "_later": f", episodes {later}+"}[suffix]
+        result["label"] = args.label + {"": f", episodes 1-{later - 1}", "_inline": f", inline, episodes 1-{later - 1}",
+                                        "_later": f", episodes {later}+", "_later_inline": f", inline, episodes {later}+"}[suffix]
         total = result["wall_ms_per_step"]
         print(f"{result['machine']}; {'worker process' if process else 'inline'}; "
               f"{args.steps} timed steps as episode {episode} after {args.warmup_episodes} training episodes")

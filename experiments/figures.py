@@ -143,16 +143,22 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
                                  sigma0=cfg["noisy_sigma0"]),
             "critic": ns["Critic"](33, 4, tuple(cfg["hidden"])),
             "normalizer": ns["Normalizer"](33)}
+    if os.path.exists(os.path.join(run, "actor_target.pt")):     # the exported policy's actor
+        nets["actor_target"] = ns["Actor"](33, 4, tuple(cfg["hidden"]), noisy=cfg["exploration"] == "noisynet",
+                                           sigma0=cfg["noisy_sigma0"])
     for name, net in nets.items():
         net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt")))
-    nets["actor"].set_noise(None)          # mean weights: the noise-free policy
+    for name in ("actor", "actor_target"):
+        if name in nets:
+            nets[name].set_noise(None)     # mean weights: the noise-free policy
     return nets
 
 
 def noise_free_policy(nets: dict):
-    """The actor without noise behind its state normaliser, as `policy(info) -> actions`."""
+    """The exported policy (the target actor, or the actor of runs that saved no target) without
+    noise behind its state normaliser, as `policy(info) -> actions`."""
     import torch
-    actor, norm = nets["actor"], nets["normalizer"]
+    actor, norm = nets.get("actor_target", nets["actor"]), nets["normalizer"]
 
     def policy(info):
         with torch.no_grad():

@@ -7,7 +7,7 @@
 Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
 this 2-core machine). A run checkpoints to runs/<variant>/seed<k>/ (large, not committed) and
 resumes from there if interrupted; when it ends, its small results (scores.csv, summary.json
-with a 5-episode noise-free evaluation of the saved actor, config.json) are copied to
+with a 5-episode noise-free evaluation of the exported policy, config.json) are copied to
 results/<variant>/seed<k>/, and a run whose results exist is skipped.
 
 The agent is the notebook's own code (experiments/notebook.py), never a copy.
@@ -34,7 +34,7 @@ VARIANTS = {
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
-    """The saved actor (actor.pt2) without noise on goals unseen in training (environment seed
+    """The exported policy (actor.pt2) without noise on goals unseen in training (environment seed
     10000 + seed): the 20-arm mean of each episode, and each arm's mean over the episodes."""
     import torch
     import reacher

@@ -41,7 +41,7 @@ def run_block(run_dir: str = "checkpoints") -> str:
     return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
             + table(["seed", "solved at episode", "first episode with mean >= 30", "mean of episodes 1-100",
                      "minutes", "noise-free mean, 5 episodes", "worst arm", "best arm"], [row])
-            + "\n\nThe noise-free evaluation runs the exported actor (`actor.pt2`) on goals the run never saw "
+            + "\n\nThe noise-free evaluation runs the exported policy (`actor.pt2`, the target actor) on goals the run never saw "
               "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes.")
 
 
@@ -93,7 +93,9 @@ def train_speed_block() -> str:
     The total is the measured wall time per step: with the worker process the environment steps
     while the learner updates, so the learner's phases do not add up to it."""
     paths = glob.glob(os.path.join(ROOT, "results", "benchmarks", "train_speed_*.json"))
-    runs = sorted((json.load(open(p)) for p in paths), key=lambda r: (r["label"] != "before", r["label"]))
+    # before; then each change's effect in turn: the code (inline), the worker, the later replay ratio.
+    runs = sorted((json.load(open(p)) for p in paths),
+                  key=lambda r: (r["label"] != "before", "+" in r["label"], "inline" not in r["label"], r["label"]))
     if not runs:
         return "(no profile yet: `python benchmarks/train_speed.py`)"
     phases = list(dict.fromkeys(phase for r in runs for phase in r["ms_per_step"]))

@@ -1234,8 +1234,11 @@ def code_fingerprint(*objects) -> str:
                 if not name.startswith("__") or isinstance(member, types.FunctionType):
                     digest.update(name.encode())
                     add(member)
-        elif isinstance(value, (tuple, frozenset)):
+        elif isinstance(value, tuple):
             for item in value:
+                add(item)
+        elif isinstance(value, frozenset):       # `x in {"a", "b"}` compiles to one: its order
+            for item in sorted(value, key=repr):  # follows the string hash, new in every process
                 add(item)
         elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
             digest.update(repr(value).encode())
@@ -1365,13 +1368,17 @@ class Progress:
 
 
 def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env) -> None:
-    """Weights, the exported actor, configuration, per-episode scores and a summary."""
+    """Weights, the exported policy, configuration, per-episode scores and a summary.
+
+    The exported policy is the **target actor** (3.2) with the state normaliser: the Polyak
+    average of the recent actors, without noise. The last online actor carries the noise of its
+    last few updates; their average does not (section 7 plays both)."""
     os.makedirs(run_dir, exist_ok=True)
     torch.save(agent.actor.state_dict(), os.path.join(run_dir, "actor.pt"))
+    torch.save(agent.actor_target.state_dict(), os.path.join(run_dir, "actor_target.pt"))
     torch.save(agent.critic.state_dict(), os.path.join(run_dir, "critic.pt"))
-    agent.actor.set_noise(None)
     torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
-    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor)).eval()
+    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor_target)).eval()
     for p in policy.parameters():
         p.data = p.data.clone()           # a tensor of its own for each weight, not a view into a flat one (4.7)
     # Any number of arms: the batch dimension is dynamic (an example of 2, since 1 would be specialised).
@@ -1516,7 +1523,7 @@ plt.show()
 # %% [markdown]
 # ## 7. Watch the trained agent
 #
-# Load the exported actor (`torch.export`; it needs none of the classes above, only torch) and
+# Load the exported policy (`torch.export`; it needs none of the classes above, only torch) and
 # run one episode without exploration noise. The worst arm is reported with the mean: a mean
 # of 38 can hide an arm at 15.
 
@@ -1534,6 +1541,28 @@ while True:
         break
 print(f"Trained agent, one episode without noise: mean {scores.mean():.2f} "
       f"(worst arm {scores.min():.2f}, best {scores.max():.2f}) over the {num_agents} agents")
+
+# %% [markdown]
+# Which actor to keep. The exported policy is the **target actor**, the Polyak average of the
+# recent actors (3.2), not the last online actor: each update moves the online weights a little
+# at random (the batch, and the noise the actor learns with), and averaging removes most of
+# that. Both without noise, on the same unseen goals of the built-in Reacher (environment seed
+# 10000), 5 episodes each; an arm's score is its mean over them:
+
+# %%
+from reacher.demo import play
+
+online = Actor(state_size, action_size, cfg.hidden, cfg.exploration == "noisynet", cfg.noisy_sigma0)
+online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt")))
+online.set_noise(None)
+norm = Normalizer(state_size)
+norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt")))
+candidates = {"target actor (exported)": lambda x: policy(x), "last online actor": lambda x: online(norm(x))}
+for name, act in candidates.items():
+    with torch.no_grad():
+        arm_scores = play(reacher.ReacherEnvironment(seed=10_000, verbose=False),
+                          lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(), 5).mean(0)
+    print(f"{name:24s} mean {arm_scores.mean():.2f}, worst arm {arm_scores.min():.2f}, best {arm_scores.max():.2f}")
 
 # %% [markdown]
 # ### A replay you can play and scrub

@@ -265,7 +265,8 @@ plt.show()
 # %% [markdown]
 # ## 4. What the replay shows: the trained arms
 #
-# The saved actor without noise, 300 steps (of 1001) from a reset on goals unseen in training,
+# The exported policy (the target actor, see the notebook's section 7) without noise, 300 steps
+# (of 1001) from a reset on goals unseen in training,
 # every 6th step. Rendered with MuJoCo's offscreen renderer when an OpenGL context exists
 # (`MUJOCO_GL=egl` on a headless Linux machine), else drawn from above with matplotlib. Arms are
 # blue, hands white, goals green; a still frame is in `doc/replay_frame.png`

@@ -47,6 +47,19 @@ def test_interrupted_run_resumes_where_its_checkpoint_left(ns, tmp_path, capsys)
     assert resumed["mean"][1] == reference["mean"][1]        # and episode 2 replayed exactly: every state was saved
 
 
+def test_code_fingerprint_is_the_same_in_every_process():
+    """A run is resumed by a new process (a restarted kernel, the next `make run`), so the
+    fingerprint must not follow Python's string hashing, which changes from process to process."""
+    import subprocess
+    import sys
+    script = ("import types; from experiments.notebook import load_definitions; g = load_definitions(); "
+              "print(g['code_fingerprint'](*[v for k, v in sorted(g.items()) if isinstance(v, (type, types.FunctionType))]))")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    prints = {subprocess.run([sys.executable, "-c", script], cwd=root, capture_output=True, text=True, check=True,
+                             env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.split()[-1] for seed in range(1, 6)}
+    assert len(prints) == 1, prints
+
+
 def test_worker_process_and_inline_runner_train_identically(ns, tmp_path):
     """The environment worker changes where the arms step, not what is learned: same seed, same numbers."""
     import torch
@@ -132,7 +145,8 @@ def test_checkpoint_of_other_code_is_set_aside(ns, tmp_path, capsys):
 
 
 def test_exported_actor_loads_in_three_lines(ns, tmp_path):
-    """The README's three lines load the saved actor with torch alone (torch.export, .pt2)."""
+    """The README's three lines load the exported policy with torch alone (torch.export, .pt2):
+    the target actor (the Polyak average), without noise, behind the state normaliser."""
     run_dir = str(tmp_path / "run")
     cfg = small(ns)
     cfg.max_episodes = 1
@@ -142,9 +156,10 @@ def test_exported_actor_loads_in_three_lines(ns, tmp_path):
     states = torch.as_tensor(ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations,
                              dtype=torch.float32)
     actions = policy(states)
-    nets = {name: torch.load(os.path.join(run_dir, f"{name}.pt")) for name in ("actor", "normalizer")}
+    nets = {name: torch.load(os.path.join(run_dir, f"{name}.pt")) for name in ("actor_target", "actor", "normalizer")}
+    assert not all(torch.equal(nets["actor"][k], nets["actor_target"][k]) for k in nets["actor"])
     actor = ns["Actor"](33, 4, cfg.hidden, sigma0=cfg.noisy_sigma0)
-    actor.load_state_dict(nets["actor"])
+    actor.load_state_dict(nets["actor_target"])
     actor.set_noise(None)
     norm = ns["Normalizer"](33)
     norm.load_state_dict(nets["normalizer"])
