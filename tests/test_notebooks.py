@@ -48,9 +48,9 @@ def test_definitions_keep_their_line_numbers():
     assert lines[ns["SumTree"].total.__code__.co_firstlineno - 1].strip().startswith("def total(")
     assert lines[ns["train"].__code__.co_firstlineno - 1].startswith("def train(")
     with pytest.raises(TypeError) as error:
-        ns["SumTree"](4).find_prefix_sum(None)             # len(None) inside find_prefix_sum
+        ns["SumTree"](4)[None]                             # None + self.leaves inside __getitem__
     frame = traceback.extract_tb(error.value.__traceback__)[-1]
-    assert frame.filename == TWIN and "len(values)" in lines[frame.lineno - 1]
+    assert frame.filename == TWIN and "self.leaves]" in lines[frame.lineno - 1]
 
 
 def test_both_twins_pair_the_same_way():
