@@ -181,7 +181,7 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # the value of that behaviour. Later the policy changes slowly and the longer return carries
 # reward back faster. So $n$ starts at 1 and grows by one every `n_step_ramp` = 4 episodes, to
 # $n = 5$ from episode 17 on. The transitions stored with a smaller $n$ stay in the buffer; each
-# carries its own discount $\gamma^m$ for its bootstrap, so the mixture is still a correct target.
+# carries its own discount $\gamma^m$ for its bootstrap, so each stays a valid target for its own $n$.
 
 # %% [markdown]
 # ### 3.5 Prioritized experience replay
@@ -381,8 +381,8 @@ class Config:
 # Both walks take $\log_2 M = 20$ steps for a million transitions, for each of the 256
 # transitions of a batch, every training step. Written as numpy operations over the whole batch,
 # one tree level at a time, that is about 100 numpy calls per walk, and their call overhead
-# (about a millisecond a step) outweighs the arithmetic. So the two walks are plain loops
-# compiled by numba (which also compiles the built-in Reacher's physics): a few microseconds.
+# outweighs the arithmetic (the README's training profile shows both versions). So the two
+# walks are plain loops compiled by numba, which also compiles the built-in Reacher's physics.
 
 # %% tags=["definitions"]
 @numba.njit
@@ -721,7 +721,7 @@ class Actor(nn.Module):
         self.layers = nn.ModuleList(make(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
         self.noisy_layers = [m for m in self.layers if isinstance(m, NoisyLinear)]
         self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.noisy_layers)
-        # All layers' noise in one buffer, theirs views into it: new noise is one operation.
+        # All layers' noise in one buffer, the layers' buffers views into it: new noise is one operation.
         self.register_buffer("noise", torch.zeros(self.noise_size))
         start = 0
         for layer in self.noisy_layers:
