@@ -53,8 +53,9 @@ learner: $(STAMP)
 	$(PY) benchmarks/published_learner.py --seeds 0 1 2 --episodes 80
 	$(PY) benchmarks/published_learner.py --report
 
-# The report's experiments: the full agent until solved and the four ablations for exactly 100
-# episodes, 3 seeds each, two runs at a time (about 2 hours here). Resumable: rerun to continue.
+# The report's experiments: the full agent until solved for 5 seeds, one at a time (each timed
+# alone), then the four ablations for exactly 100 episodes, 3 seeds each, two runs at a time.
+# Resumable: rerun to continue; a seed whose results exist is skipped.
 experiments: $(STAMP)
 	$(PY) experiments/run.py --variant full --seeds 0 1 2 3 4 --jobs 1
 	$(PY) experiments/run.py --variant one_step uniform action_noise plain --seeds 0 1 2 --episodes 100 --no-stop
