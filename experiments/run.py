@@ -2,6 +2,7 @@
 
     python experiments/run.py --variant full --seeds 0 1 2            # until solved (max 200)
     python experiments/run.py --variant one_step --seeds 0 1 2 --episodes 100 --no-stop
+    python experiments/run.py --all                 # the report's set: what `make experiments` runs
     python experiments/run.py --import-notebook     # the notebook's run in checkpoints/ as full/seed0
 
 Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
@@ -23,14 +24,32 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, ROOT)
 
-# What each variant changes in the notebook's Config. Ablations remove one extension at a time.
+# What each variant changes in the notebook's Config. Ablations change one thing at a time,
+# except plain DDPG, which removes all three extensions.
 VARIANTS = {
     "full": {},
     "one_step": {"n_step": 1},
+    "n3": {"n_step": 3},
+    "n10": {"n_step": 10},
     "uniform": {"alpha": 0.0},
     "action_noise": {"exploration": "ou"},
+    "per_arm_noise": {"noise_per_arm": True},
+    "no_noise": {"exploration": "none"},
     "plain": {"n_step": 1, "alpha": 0.0, "exploration": "ou"},
 }
+ABLATIONS = [v for v in VARIANTS if v != "full"]
+FULL_SEEDS, ABLATION_SEEDS, ABLATION_EPISODES = (0, 1, 2, 3, 4), (0, 1, 2), 100
+
+
+def report_set() -> list[tuple[str, int, int, bool]]:
+    """(variant, seed, episodes, stop when solved) of every run the report reads, seed-major so
+    that an interrupted set already holds every variant for the first seeds."""
+    runs = []
+    for seed in FULL_SEEDS:
+        runs.append(("full", seed, 200, True))
+        if seed in ABLATION_SEEDS:
+            runs += [(v, seed, ABLATION_EPISODES, False) for v in ABLATIONS]
+    return runs
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
@@ -49,8 +68,8 @@ def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
-def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
-    """One training run in this process."""
+def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int) -> None:
+    """One training run in this process; `concurrent`: how many runs shared the machine."""
     import torch
     import reacher
     from experiments.notebook import load_definitions
@@ -64,11 +83,11 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool) -> None:
     summary = json.load(open(summary_path))
     evaluation = evaluate(run_dir, seed)
     summary["eval_noise_free_5"], summary["eval_arm_means"] = evaluation["episode_means"], evaluation["arm_means"]
-    summary["variant"] = variant
+    summary["variant"], summary["concurrent_runs"] = variant, concurrent
     json.dump(summary, open(summary_path, "w"), indent=2)
     out = os.path.join(ROOT, "results", variant, f"seed{seed}")
     os.makedirs(out, exist_ok=True)
-    for name in ("scores.csv", "config.json", "summary.json"):
+    for name in ("scores.csv", "arm_scores.csv", "config.json", "summary.json"):
         shutil.copy(os.path.join(run_dir, name), out)
     print(f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
           f"{summary['wall_seconds'] / 60:.1f} min, noise-free eval {[round(x, 2) for x in summary['eval_noise_free_5']]}",
@@ -86,7 +105,7 @@ def import_notebook_run() -> None:
     summary["source"] = "Continuous_Control.ipynb"
     out = os.path.join(ROOT, "results", "full", f"seed{config['seed']}")
     os.makedirs(out, exist_ok=True)
-    for name in ("scores.csv", "config.json"):
+    for name in ("scores.csv", "arm_scores.csv", "config.json"):
         shutil.copy(os.path.join(src, name), out)
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
     print(f"notebook run (seed {config['seed']}): solved at {summary['solved_at']}, noise-free eval "
@@ -100,24 +119,29 @@ def main():
     parser.add_argument("--episodes", type=int, default=200, help="maximum episodes per run")
     parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
     parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-4 until solved, "
+                        "every ablation for seeds 0-2 and 100 episodes")
     parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args()
     if args.import_notebook:
         return import_notebook_run()
     if args.one:
-        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop)
-    # Seed-major order: an interrupted set still has every variant for the first seeds.
-    todo = [(v, s) for s in args.seeds for v in args.variant
-            if not os.path.exists(os.path.join(ROOT, "results", v, f"seed{s}", "summary.json"))]
+        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs)
+    if args.all:
+        plan = report_set()
+    else:   # seed-major, as in report_set
+        plan = [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
+    todo = [run for run in plan
+            if not os.path.exists(os.path.join(ROOT, "results", run[0], f"seed{run[1]}", "summary.json"))]
     running = []
     while todo or running:
         while todo and len(running) < args.jobs:
-            v, s = todo.pop(0)
+            v, s, episodes, stop = todo.pop(0)
             os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
             log = open(os.path.join(ROOT, "runs", f"{v}-seed{s}.log"), "a")
-            cmd = [sys.executable, __file__, "--one", v, str(s), "--episodes", str(args.episodes)]
-            cmd += ["--no-stop"] if args.no_stop else []
+            cmd = [sys.executable, __file__, "--one", v, str(s), "--episodes", str(episodes), "--jobs", str(args.jobs)]
+            cmd += [] if stop else ["--no-stop"]
             running.append((v, s, subprocess.Popen(cmd, stdout=log, stderr=subprocess.STDOUT)))
             print(f"started {v} seed {s} (log: runs/{v}-seed{s}.log)", flush=True)
         time.sleep(5)

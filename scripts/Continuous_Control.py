@@ -240,8 +240,15 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 #   the noise scale to a target distance in action space instead of learning it.
 # * **One noise sample for all 20 arms.** The actor is one network, and one $\varepsilon$ drives
 #   all 20 arms at a time, so their exploration is correlated (the arms still differ in state).
-#   The action-noise variants in the report draw independent noise per arm: a confound when the
-#   two are compared.
+#   The action-noise variants in the report draw independent noise per arm; so that the two can
+#   be compared without that confound, `Config(noise_per_arm=True)` gives each arm its own
+#   NoisyNet sample (an ablation in the report). A layer's output for arm $k$ needs no weight
+#   matrix of its own: $(\sigma^w \odot f(
+# arepsilon^{out}_k) f(
+# arepsilon^{in}_k)^	op)\,x_k
+#   = f(
+# arepsilon^{out}_k) \odot \sigma^w (f(
+# arepsilon^{in}_k) \odot x_k)$.
 # * **The target actor uses the mean weights** $\mu$ (no noise), where [4] also perturbs the
 #   target network; this keeps the bootstrap target deterministic.
 
@@ -355,7 +362,9 @@ class Config:
     priority_eps: float = 1e-3
     """Added to the absolute TD error so that no transition's priority is zero."""
     exploration: str = "noisynet"
-    """'noisynet' (noisy actor weights), or action noise: 'ou' or 'gaussian'."""
+    """'noisynet' (noisy actor weights), action noise ('ou' or 'gaussian'), or 'none' (an ablation)."""
+    noise_per_arm: bool = False
+    """NoisyNet acting noise: one sample per arm (True) or one shared by all 20 arms (False)."""
     noisy_sigma0: float = 0.5
     """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
     noise_theta: float = 0.15
@@ -364,8 +373,16 @@ class Config:
     """Std of the action noise when exploration is 'ou' or 'gaussian'."""
     checkpoint_every: int = 5
     """Episodes between checkpoints (weights, scores, replay) for resuming."""
-    env_process: bool = True
-    """Step the built-in Reacher in a second process while this one learns (4.9); same results."""
+    env_process: bool = False
+    """Step the built-in Reacher in a second process while this one learns (4.9); same results,
+    slower on a 2-core machine (README, "Training speed")."""
+
+    def __post_init__(self):
+        if self.exploration not in ("noisynet", "ou", "gaussian", "none"):
+            raise ValueError(f"Config.exploration: unknown {self.exploration!r}; "
+                             "use 'noisynet', 'ou', 'gaussian' or 'none'")
+        if self.noise_per_arm and self.exploration != "noisynet":
+            raise ValueError("Config.noise_per_arm needs exploration='noisynet'")
 
 
 # %% [markdown]
@@ -665,6 +682,9 @@ class NoisyLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
             return F.linear(x, self.weight_mu, self.bias_mu)
+        if self.eps_in.dim() == 2:       # a noise sample per row of x: (sigma_w * f_out f_in^T) x = f_out * (sigma_w (f_in * x))
+            noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
+            return F.linear(x, self.weight_mu, self.bias_mu) + self.eps_out * noise
         weight = self.weight_mu + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
         return F.linear(x, weight, self.bias_mu + self.bias_sigma * self.eps_out)
 
@@ -699,6 +719,13 @@ layer(x).sum().backward()
 torch.optim.SGD(layer.parameters(), lr=0.1).step()
 print("sigma changed by a gradient step:", not torch.equal(sigma_before, layer.weight_sigma))
 assert not torch.equal(sigma_before, layer.weight_sigma)
+# One noise sample per row (per arm): each row's output is that of its own factorised weights.
+f_in, f_out = f(torch.randn(4, 3)), f(torch.randn(4, 2))
+layer.eps_in, layer.eps_out = f_in, f_out
+own = torch.stack([x[k] @ (layer.weight_mu + layer.weight_sigma * torch.outer(f_out[k], f_in[k])).T
+                   + layer.bias_mu + layer.bias_sigma * f_out[k] for k in range(4)])
+print("per-row noise gives each row its own noisy weights:", torch.allclose(layer(x), own, atol=1e-6))
+assert torch.allclose(layer(x), own, atol=1e-6)
 
 # %% [markdown]
 # ### 4.6 Actor, critic and the Ornstein-Uhlenbeck process
@@ -714,7 +741,8 @@ assert not torch.equal(sigma_before, layer.weight_sigma)
 # %% tags=["definitions"]
 class Actor(nn.Module):
     def __init__(self, state_size: int, action_size: int, hidden=(256, 256), noisy: bool = True,
-                 sigma0: float = 0.5):
+                 sigma0: float = 0.5, noise_rows: int | None = None):
+        """noise_rows: None for one noise sample for a whole batch; k for one per row of k states."""
         super().__init__()
         sizes = (state_size, *hidden, action_size)
         make = (lambda i, o: NoisyLinear(i, o, sigma0)) if noisy else nn.Linear
@@ -722,16 +750,18 @@ class Actor(nn.Module):
         self.noisy_layers = [m for m in self.layers if isinstance(m, NoisyLinear)]
         self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.noisy_layers)
         # All layers' noise in one buffer, the layers' buffers views into it: new noise is one operation.
-        self.register_buffer("noise", torch.zeros(self.noise_size))
+        shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
+        self.register_buffer("noise", torch.zeros(shape))
         start = 0
         for layer in self.noisy_layers:
             for name in ("eps_in", "eps_out"):
                 size = getattr(layer, name).numel()
-                setattr(layer, name, self.noise[start:start + size])
+                setattr(layer, name, self.noise[..., start:start + size])
                 start += size
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
-        """Noise for every noisy layer (a flat vector of `noise_size`), or None for the mean weights."""
+        """Noise for every noisy layer (`noise_size` numbers, or a row of them for each of
+        `noise_rows` states), or None for the mean weights."""
         for layer in self.noisy_layers:
             layer.noisy = eps is not None
         if eps is not None:
@@ -917,7 +947,7 @@ class Agent:
         self.gen = torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         noisy = cfg.exploration == "noisynet"
-        make_actor = lambda: Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0)
+        make_actor = lambda rows=None: Actor(state_size, action_size, cfg.hidden, noisy, cfg.noisy_sigma0, rows)
         self.actor, self.actor_target = make_actor(), make_actor()
         self.critic = Critic(state_size, action_size, cfg.hidden)
         self.critic_target = Critic(state_size, action_size, cfg.hidden)
@@ -933,7 +963,8 @@ class Agent:
         self.norm = Normalizer(state_size)
         self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
-        self.behaviour = Behaviour(Normalizer(state_size), make_actor().requires_grad_(False), num_agents, action_size)
+        rows = num_agents if cfg.noise_per_arm else None              # the acting noise: per arm or shared
+        self.behaviour = Behaviour(Normalizer(state_size), make_actor(rows).requires_grad_(False), num_agents, action_size)
         behaviour_params = flatten_parameters(self.behaviour.actor)
         self.behaviour_copies = [(behaviour_params, self.actor_params),         # (to, from), refreshed each step
                                  *zip(self.behaviour.norm.buffers(), self.norm.buffers())]
@@ -942,7 +973,7 @@ class Agent:
         self.sizes = (num_agents, state_size, action_size)
         self.nstep = NStepAccumulator(cfg.n_step, cfg.gamma, *self.sizes)
         self.begin_episode(1)
-        shape = self.actor.noise_size if noisy else (num_agents, action_size)
+        shape = tuple(self.behaviour.actor.noise.shape) if noisy else (num_agents, action_size)
         sigma = 1.0 if noisy else cfg.action_noise
         self.noise = OrnsteinUhlenbeck(shape, cfg.noise_theta, sigma, self.gen)
         self.steps, self.updates = 0, 0
@@ -1077,6 +1108,12 @@ assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_eve
 # happens for a Unity build (the Unity player already runs in a process of its own) and where
 # `fork` does not exist (Windows). An error in the worker (a NaN action, a wrong shape) is raised
 # again here, with its message; Ctrl-C stops the learner, which stops the worker.
+#
+# **Off by default** (`Config.env_process = False`): on the 2-core machine this project is
+# measured on, the worker does not pay. While it runs, the learner's own arithmetic slows down,
+# and after episode 20 most steps do no learning, so two pipe messages a step cost more than the
+# overlap saves (the README's "Training speed" measures both ways). On a machine with more
+# cores, `Config(env_process=True)` may win; the numbers are the same either way.
 
 # %% tags=["definitions"]
 class EnvRunner:
@@ -1321,7 +1358,9 @@ def load_checkpoint(path: str, agent: Agent, env, fingerprint: str) -> tuple[int
 # learning-curve figure redrawn in place through a display handle, so the printed log stays. The
 # bar ends the way the run ended: full, at the episode where it stopped; its last state is also
 # written as text, which is what GitHub and nbviewer show. At the end the actor, with its input
-# normaliser, is exported with `torch.export`, loadable without these classes.
+# normaliser, is exported with `torch.export`, loadable without these classes. The scores are
+# saved per episode (`scores.csv`: mean, worst and best arm) and per arm (`arm_scores.csv`), so
+# that the report can show the worst arm next to every mean.
 
 # %% tags=["definitions"]
 def plot_scores(history: dict, target: float, ax=None):
@@ -1391,10 +1430,15 @@ def save_results(run_dir: str, agent: Agent, history: dict, state_size: int, env
         f.write("episode,mean,min,max,avg100,wall_seconds\n")
         for i, row in enumerate(zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])):
             f.write(f"{i + 1}," + ",".join(f"{v:.4f}" for v in row) + "\n")
+    with open(os.path.join(run_dir, "arm_scores.csv"), "w") as f:
+        f.write("episode," + ",".join(f"arm{k}" for k in range(len(history["arms"][0]))) + "\n")
+        for i, row in enumerate(history["arms"]):
+            f.write(f"{i + 1}," + ",".join(f"{v:.2f}" for v in row) + "\n")
     first30 = next((i + 1 for i, v in enumerate(history["mean"]) if v >= agent.cfg.target_score), None)
     summary = {"solved_at": history["solved_at"], "first_episode_mean_30": first30,
                "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
                "mean_episodes_1_100": float(np.mean(history["mean"][:100])),
+               "arm_means_episodes_1_100": np.mean(history["arms"][:100], axis=0).tolist(),
                "wall_seconds": history["wall"][-1],
                "wall_seconds_to_solve": history["wall"][history["solved_at"] - 1] if history["solved_at"] else None,
                "environment": getattr(env, "description", "Unity build"),
@@ -1423,7 +1467,7 @@ def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5)
                                    Critic, Normalizer, OrnsteinUhlenbeck, flatten_parameters, Behaviour, Agent,
                                    EnvRunner, train, save_checkpoint, load_checkpoint)
     resume_dir = os.path.join(run_dir, "resume")
-    history = {"mean": [], "min": [], "max": [], "avg100": [], "wall": [], "solved_at": None}
+    history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None}
     first, elapsed = 1, 0.0
     restored = load_checkpoint(resume_dir, agent, env, fingerprint)
     if restored:
@@ -1461,6 +1505,7 @@ def train(cfg: Config, env, run_dir: str, live: bool = True, log_every: int = 5)
             # The episode's bookkeeping.
             for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
                 history[key].append(float(value))
+            history["arms"].append(scores.tolist())       # each arm's score: worst and best arm in the report
             history["avg100"].append(float(np.mean(history["mean"][-100:])))
             history["wall"].append(time.perf_counter() - start)
             if history["solved_at"] is None and episode >= 100 and history["avg100"][-1] >= cfg.target_score:
