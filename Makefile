@@ -34,12 +34,10 @@ test: $(STAMP)
 	SMOKE=1 $(PY) -m pytest tests Continuous_Control.ipynb --nbval-lax --nbval-current-env
 	$(PY) -m pytest Report.ipynb --nbval --nbval-current-env --nbval-sanitize-with tests/report_sanitize.cfg
 
-# Environment speed, where a training step's time goes, then the notebook's training
-# configuration for 5 seeds (results/full), one run at a time so that each is timed alone.
+# Environment speed and where a training step's time goes (results/benchmarks/).
 benchmark: $(STAMP)
 	$(PY) benchmarks/env_speed.py
 	$(PY) benchmarks/train_speed.py
-	$(PY) experiments/run.py --variant full --seeds 0 1 2 3 4 --jobs 1
 
 # The replica against the Unity build: random play, the scripted controller and published
 # Unity-trained actors (read from CALIBRATION_DIR, default ../shared/calibration) for every joint
@@ -53,12 +51,11 @@ learner: $(STAMP)
 	$(PY) benchmarks/published_learner.py --seeds 0 1 2 --episodes 80
 	$(PY) benchmarks/published_learner.py --report
 
-# The report's experiments: the full agent until solved for 5 seeds, one at a time (each timed
-# alone), then the four ablations for exactly 100 episodes, 3 seeds each, two runs at a time.
-# Resumable: rerun to continue; a seed whose results exist is skipped.
+# The report's experiments (experiments/run.py --all): the full agent until solved for seeds 0-4,
+# and each of the 8 ablations for exactly 100 episodes on seeds 0-2, two runs at a time (about
+# 2 hours on 2 cores). Resumable: rerun to continue; a run whose results exist is skipped.
 experiments: $(STAMP)
-	$(PY) experiments/run.py --variant full --seeds 0 1 2 3 4 --jobs 1
-	$(PY) experiments/run.py --variant one_step uniform action_noise plain --seeds 0 1 2 --episodes 100 --no-stop
+	$(PY) experiments/run.py --all --jobs 2
 
 # doc/ figures and the README's result tables from checkpoints/ and results/, then Report.ipynb
 # re-executed from them.

@@ -17,29 +17,29 @@ import numpy as np
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DOC = os.path.join(ROOT, "doc")
 TARGET = 30.0
-VARIANT_ORDER = ["full", "one_step", "uniform", "action_noise", "plain"]
+VARIANT_ORDER = ["full", "one_step", "n3", "n10", "uniform", "action_noise", "per_arm_noise", "no_noise", "plain"]
 VARIANT_LABELS = {
     "full": "full: 5-step + prioritized + NoisyNet",
     "one_step": "1-step targets",
+    "n3": "3-step targets",
+    "n10": "10-step targets",
     "uniform": "uniform replay",
     "action_noise": "OU action noise instead of NoisyNet",
+    "per_arm_noise": "NoisyNet, one noise sample per arm",
+    "no_noise": "no exploration noise",
     "plain": "plain DDPG (none of the three)",
 }
-COLORS = {"full": "C0", "one_step": "C1", "uniform": "C2", "action_noise": "C3", "plain": "C7"}
+COLORS = {"full": "C0", "one_step": "C1", "n3": "C8", "n10": "C9", "uniform": "C2", "action_noise": "C3",
+          "per_arm_noise": "C4", "no_noise": "C5", "plain": "C7"}
 
 
 def load_run(path: str) -> dict:
     """config.json, summary.json and scores.csv of one run folder, the scores as numpy columns."""
     path = os.path.join(ROOT, path)
     scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
-    return {"config": json.load(open(os.path.join(path, "config.json"))),
+    return {"dir": os.path.relpath(path, ROOT), "config": json.load(open(os.path.join(path, "config.json"))),
             "summary": json.load(open(os.path.join(path, "summary.json"))),
             "scores": {name: scores[name] for name in scores.dtype.names}}
-
-
-# The ablations and seeds made on the first replica (before the PhysX frame pipeline), kept
-# apart from results/<variant>/ made on the current one until they are redone there.
-FIRST_REPLICA = os.path.join("results", "first_replica")
 
 
 def load_variant(variant: str, root: str = "results") -> list:
@@ -115,14 +115,15 @@ def plot_ablations(results: dict, episodes: int = 100):
     """One panel per ablation, each against the full agent: mean across seeds, min-max band."""
     import matplotlib.pyplot as plt
     others = [v for v in results if v != "full"]
-    fig, axes = plt.subplots(2, 2, figsize=(11, 7), sharex=True, sharey=True)
+    rows = max(1, (len(others) + 1) // 2)
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.2 * rows + 0.6), sharex=True, sharey=True, squeeze=False)
     for ax, variant in zip(axes.flat, others):
         plot_variants({v: results[v] for v in ("full", variant) if v in results}, ax, episodes)
         ax.set_title(VARIANT_LABELS[variant], fontsize=10)
         ax.legend(loc="lower right", fontsize=8)
     for ax in axes.flat[len(others):]:
         ax.axis("off")
-    for ax in axes[0]:
+    for ax in axes[:-1].flat:
         ax.set_xlabel("")
     for ax in axes[:, 1]:
         ax.set_ylabel("")
@@ -200,7 +201,7 @@ def main() -> None:
     fig, ax = plt.subplots(figsize=(9, 4.5))
     plot_learning_curve(load_run("checkpoints"), ax, "Continuous_Control.ipynb, seed 0, built-in replica")
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
-    fig = plot_ablations(load_results(FIRST_REPLICA))
+    fig = plot_ablations(load_results())
     fig.savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png")
     from experiments.summarize import write

@@ -3,7 +3,8 @@
     python experiments/summarize.py        # rewrites the blocks between <!-- begin: X --> and <!-- end: X -->
 
 Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
-exported actor), `seeds` (results/full/, the current code's seeds), `speed` (results/benchmarks/env_speed.json, written by
+exported actor), `seeds` (results/full/), `ablations` (each variant against the full agent, by
+the rule of experiments/claims.py), `compute` (the training time behind it all), `speed` (results/benchmarks/env_speed.json, written by
 benchmarks/env_speed.py), `train_speed` (results/benchmarks/train_speed_*.json, written by
 benchmarks/train_speed.py) and `calibration` (results/calibration/, written by
 benchmarks/calibration.py). `make figures` runs it after the figures.
@@ -18,8 +19,6 @@ import numpy as np
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 README = os.path.join(ROOT, "README.md")
-# results/ made before the PhysX frame pipeline (doc/environment.md): what to call their physics.
-FIRST_REPLICA = "first replica (joint-rate drag and cap after the step)"
 
 
 def table(header, rows) -> str:
@@ -28,40 +27,80 @@ def table(header, rows) -> str:
 
 
 def run_block(run_dir: str = "checkpoints") -> str:
+    """The notebook's run, its exported policy evaluated here as experiments/run.py evaluates the seeds."""
     sys.path.insert(0, ROOT)
+    from experiments.claims import run_stats
+    from experiments.figures import load_run
     from experiments.run import evaluate
-    path = os.path.join(ROOT, run_dir)
-    s = json.load(open(os.path.join(path, "summary.json")))
-    cfg = json.load(open(os.path.join(path, "config.json")))
-    ev = evaluate(path, cfg["seed"])
-    minutes = s["wall_seconds_to_solve"] or s["wall_seconds"]
-    row = [s["seed"], s["solved_at"] or f"not solved in {s['episodes']}", s["first_episode_mean_30"] or "-",
-           f"{s.get('mean_episodes_1_100', np.nan):.1f}", f"{minutes / 60:.1f}",
-           f"{np.mean(ev['episode_means']):.2f}", f"{min(ev['arm_means']):.2f}", f"{max(ev['arm_means']):.2f}"]
+    run = load_run(run_dir)
+    s = run["summary"]
+    ev = evaluate(os.path.join(ROOT, run_dir), run["config"]["seed"])
+    s["eval_noise_free_5"], s["eval_arm_means"] = ev["episode_means"], ev["arm_means"]
+    st = run_stats(run)
+    row = [st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
+           f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})", f"{st['minutes']:.1f}",
+           f"{st['eval']:.2f} ({st['eval_worst_arm']:.2f}, {st['eval_best_arm']:.2f})"]
     return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
-            + table(["seed", "solved at episode", "first episode with mean >= 30", "mean of episodes 1-100",
-                     "minutes", "noise-free mean, 5 episodes", "worst arm", "best arm"], [row])
+            + table(["seed", "solved at episode", "first episode with mean >= 30",
+                     "mean of episodes 1-100 (worst arm, best arm)", "minutes",
+                     "noise-free, 5 episodes (worst arm, best arm)"], [row])
             + "\n\nThe noise-free evaluation runs the exported policy (`actor.pt2`, the target actor) on goals the run never saw "
-              "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes.")
+              "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes, and over episodes 1-100 "
+              "its mean over those episodes.")
 
 
 def seeds_block() -> str:
-    """results/full/: one row per seed, the noise-free evaluation with its worst and best arm."""
-    rows, environments, machines = [], set(), set()
-    for path in sorted(glob.glob(os.path.join(ROOT, "results", "full", "seed*", "summary.json"))):
-        s = json.load(open(path))
-        arms = s.get("eval_arm_means", [])
-        minutes = s["wall_seconds_to_solve"] / 60 if s["wall_seconds_to_solve"] else None
-        rows.append([s["seed"], s["solved_at"] or f"not solved in {s['episodes']}", s["first_episode_mean_30"] or "-",
-                     f"{s['mean_episodes_1_100']:.1f}", f"{minutes:.1f}" if minutes else "-",
-                     f"{np.mean(s['eval_noise_free_5']):.2f}", f"{min(arms):.2f}", f"{max(arms):.2f}"])
-        environments.add(s.get("environment", FIRST_REPLICA))
-        machines.add(s.get("machine", "?"))
-    if not rows:
-        return "(no runs yet: `make benchmark`)"
-    return (f"Environment: {'; '.join(sorted(environments))}. Machine: {'; '.join(sorted(machines))}.\n\n"
-            + table(["seed", "solved at episode", "first episode with mean >= 30", "mean of episodes 1-100",
-                     "minutes to solve", "noise-free mean, 5 episodes", "worst arm", "best arm"], rows))
+    """results/full/: one row per seed, every score with its worst and best arm."""
+    from experiments.claims import run_stats
+    from experiments.figures import load_variant
+    runs = load_variant("full")
+    if not runs:
+        return "(no runs yet: `make experiments`)"
+    rows = []
+    for run in runs:
+        st, s = run_stats(run), run["summary"]
+        rows.append([st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
+                     f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})",
+                     f"{st['minutes']:.1f}",
+                     f"{st['eval']:.2f} ({st['eval_worst_arm']:.2f}, {st['eval_best_arm']:.2f})"])
+    return (f"{describe_runs(runs)}\n\n"
+            + table(["seed", "solved at episode", "first episode with mean >= 30",
+                     "mean of episodes 1-100 (worst arm, best arm)", "minutes to solve",
+                     "noise-free, 5 episodes (worst arm, best arm)"], rows))
+
+
+def describe_runs(runs: list) -> str:
+    """Where a set of runs was made: environment, machine, and how many shared the machine."""
+    env = sorted({r["summary"].get("environment", "?") for r in runs})
+    machine = sorted({r["summary"].get("machine", "?") for r in runs})
+    shared = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
+    together = " and ".join(f"{k} run{'s' if k > 1 else ''} at a time" for k in shared)
+    return f"Environment: {'; '.join(env)}. Machine: {'; '.join(machine)}; {together}."
+
+
+def ablations_block() -> str:
+    """Each variant's verdicts against the full agent, by the rule of experiments/claims.py."""
+    from experiments.claims import all_comparisons, summary_line
+    from experiments.figures import VARIANT_LABELS, load_results
+    results = load_results()
+    comparisons = all_comparisons(results)
+    if not comparisons:
+        return "(no ablations yet: `make experiments`)"
+    rows = [[VARIANT_LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
+    return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
+            + table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
+
+
+def compute_block() -> str:
+    """The training time behind results/ and checkpoints/: the sum of every run's wall time."""
+    from experiments.figures import load_results, load_run
+    runs = [r for rs in load_results().values() for r in rs]
+    hours = sum(r["summary"]["wall_seconds"] for r in runs) / 3600
+    notebook = load_run("checkpoints")["summary"]["wall_seconds"] / 3600
+    jobs = max((r["summary"].get("concurrent_runs", 1) for r in runs), default=1)
+    return (f"{len(runs)} runs in `results/` trained for {hours:.1f} hours in all ({jobs} at a time on this "
+            f"machine's 2 cores: about {hours / jobs:.1f} hours of wall time), and the notebook's run in "
+            f"`checkpoints/` for {notebook * 60:.0f} minutes: {hours + notebook:.1f} hours of training.")
 
 
 def speed_block() -> str:
@@ -109,8 +148,8 @@ def train_speed_block() -> str:
             "learner's process:\n\n" + table(["phase"] + [r["label"] for r in runs], rows))
 
 
-BLOCKS = {"run": run_block, "seeds": seeds_block, "speed": speed_block, "calibration": calibration_block,
-          "train_speed": train_speed_block}
+BLOCKS = {"run": run_block, "seeds": seeds_block, "ablations": ablations_block, "compute": compute_block,
+          "speed": speed_block, "calibration": calibration_block, "train_speed": train_speed_block}
 
 
 def write(readme: str = README, blocks=BLOCKS) -> None:

@@ -20,26 +20,20 @@
 # shows that it solves the 20-agent Reacher, and measures, over several seeds, what each of its
 # three extensions contributes. It **only reads** saved results and never trains:
 #
-# * `checkpoints/`: the notebook's solving run (seed 0): configuration, weights, per-episode scores;
-# * `results/first_replica/<variant>/seed<k>/`: headless runs for other seeds and for the
-#   ablations, made by `python experiments/run.py` (`make experiments`) with the notebook's code
-#   of that time: `experiments/notebook.py` executes the training notebook's definition cells, so
-#   the experiments cannot drift from what the notebook teaches. The five seeds of the current
-#   code and physics are in the README (`results/full/`); this report's sections 3 and 5 move to
-#   them when the ablations are redone.
+# * `checkpoints/`: the notebook's solving run: configuration, weights, per-episode scores;
+# * `results/<variant>/seed<k>/`: headless runs of the same code for five seeds of the full agent
+#   and three seeds of each ablation, made by `make experiments` (`experiments/run.py --all`).
+#   `experiments/notebook.py` executes the training notebook's definition cells, so the
+#   experiments run exactly the code the notebook teaches;
+# * `results/calibration/`: the replica measured against the Unity build (`make calibrate`).
 #
-# **Where the numbers come from.** Every run here trained on this project's **built-in Reacher**,
-# a replica of the course's Unity environment (`reacher/`, described number by number in
-# [`doc/environment.md`](doc/environment.md)), on a 2-core x86_64 CPU machine without GPU, one
-# torch thread per run. No number below comes from a Unity build, except the published course
-# result quoted as such in section 6. **Two versions of the replica's physics appear:**
-#
-# * `checkpoints/` (sections 1, 2 and 4) comes from the current replica, which steps each physics
-#   frame as PhysX 3.3 does (drag and the 7 rad/s cap on each body before the joint solve);
-#   [`doc/calibration.md`](doc/calibration.md) measures it against the Unity build;
-# * `results/first_replica/` (sections 3 and 5) was made on the **first replica** (joint-rate drag and cap after
-#   the step), which let a random arm move far more freely than Unity's. Those runs are to be
-#   redone on the current physics; until then their numbers describe the first replica only.
+# **Where the numbers come from.** Every number in this report is computed from those files
+# when the report runs; none is typed into the text. Every run trained on this project's
+# **built-in Reacher**, a replica of the course's Unity environment (`reacher/`, described
+# number by number in [`doc/environment.md`](doc/environment.md)); section 6 measures how
+# faithful it is. The only numbers from Unity builds are the published ones in sections 6 and 7,
+# each with its source (`experiments/published.py`), and they are never put in the same column as
+# the replica's.
 
 # %%
 import base64
@@ -52,15 +46,19 @@ import numpy as np
 from IPython.display import HTML, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
-from experiments.figures import (FIRST_REPLICA, VARIANT_LABELS, curves, first_at, load_results, load_run,
-                                 load_networks, plot_ablations, plot_learning_curve, plot_seeds,
-                                 render_replay)
+from experiments import claims
+from experiments.claims import METRICS, all_comparisons, compare, run_stats, span
+from experiments.figures import (VARIANT_LABELS, curves, load_results, load_run, load_networks, plot_ablations,
+                                 plot_learning_curve, plot_seeds, render_replay)
 from experiments.notebook import config_docs
+from experiments.published import PUBLISHED, UNITY_CALIBRATION
+from experiments.run import VARIANTS
+from experiments.summarize import compute_block, describe_runs
 from reacher.render import to_gif
 
 RUN_DIR = os.environ.get("REPORT_RUN_DIR", "checkpoints")    # the solving run; tests point it elsewhere
 solving = load_run(RUN_DIR)
-results = load_results(FIRST_REPLICA)      # sections 3 and 5: made on the first replica
+results = load_results()
 cfg = solving["config"]
 
 
@@ -69,11 +67,16 @@ def cell(value) -> str:
     return html.escape(str(value), quote=False).replace("|", "&#124;")
 
 
-def table(header, rows):
+def table(header, rows, escape=True):
     """A markdown table from a header and rows of cells."""
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    lines += ["| " + " | ".join(cell(c) for c in row) + " |" for row in rows]
+    lines += ["| " + " | ".join(cell(c) if escape else str(c) for c in row) + " |" for row in rows]
     return Markdown("\n".join(lines))
+
+
+def with_arms(mean, worst, best, digits=1) -> str:
+    """A score with its worst and best arm."""
+    return "-" if mean is None else f"{mean:.{digits}f} ({worst:.{digits}f}, {best:.{digits}f})"
 
 
 # %% [markdown]
@@ -102,14 +105,14 @@ def table(header, rows):
 #    $P(i) = p_i / \sum_k p_k$, $p_i = (|\delta_i| + \epsilon)^\alpha$, from a sum tree; each
 #    sample's squared TD error is weighted by $w_i = (N P(i))^{-\beta} / \max_j w_j$. The maximum is
 #    taken over the batch, so the correction is exact only up to a per-batch scale; $\beta$ grows
-#    linearly from 0.4 to 1 over 110,000 steps (about 110 episodes), so a run solved at episode
-#    100 stops at $\beta \approx 0.95$.
+#    linearly from `beta_start` to 1 over `beta_steps` environment steps (section 1.1 gives both,
+#    and the $\beta$ a run solved at episode 100 stops at).
 # 3. **NoisyNet** (Fortunato et al. 2018). Exploration comes from learned, factorised Gaussian
 #    noise on the actor's weights, $w = \mu^w + \sigma^w \odot \varepsilon^w$, rather than from
 #    noise added to actions. Here the acting noise $\varepsilon$ follows an Ornstein-Uhlenbeck
 #    process in time (each $\varepsilon$ still $\mathcal{N}(0, 1)$), so a perturbed policy lasts
 #    about $1/\theta$ steps, long enough to move an arm with inertia. One noise sample drives all
-#    20 arms at a time (the action-noise ablation draws noise per arm: a confound), the target
+#    20 arms at a time (section 5 tests one sample per arm, as action noise has), the target
 #    actor uses the mean weights (a departure from Fortunato et al.), and $\sigma$ learns only
 #    through $-Q$, which does not reward exploring (section 1.2 shows where it went).
 #
@@ -129,6 +132,11 @@ def table(header, rows):
 docs = config_docs()
 display(table(["hyperparameter", "value", "meaning"],
               [(f"`{k}`", f"`{v}`", docs.get(k, "")) for k, v in cfg.items()]))
+steps_100 = 100 * 1001                      # environment steps in 100 episodes of 1001 steps
+beta_100 = min(1.0, cfg["beta_start"] + (1 - cfg["beta_start"]) * steps_100 / cfg["beta_steps"])
+display(Markdown(f"$\\beta$ grows from {cfg['beta_start']} to 1 over {cfg['beta_steps']:,} steps (about "
+                 f"{cfg['beta_steps'] / 1001:.0f} episodes): a run solved at episode 100 stops at "
+                 f"$\\beta \\approx {beta_100:.2f}$."))
 
 # %% [markdown]
 # ### 1.2 Network architectures
@@ -190,7 +198,7 @@ if shares:
 # %% [markdown]
 # ## 2. Rewards per episode of the solving run
 #
-# The notebook's run (`checkpoints/`, seed 0). The environment counts as solved when the
+# The notebook's run (`checkpoints/`). The environment counts as solved when the
 # average over 100 consecutive episodes of the 20-agent mean score reaches +30; "solved at
 # episode $E$" means episodes $E-99, \dots, E$ average at least 30.
 
@@ -205,6 +213,9 @@ else:
     print(f"Not solved in its {s['episodes']} episodes ({s['wall_seconds'] / 60:.1f} minutes).")
 print(f"First episode whose 20-agent mean reached 30: {s['first_episode_mean_30']}; "
       f"mean of the last 50 episodes: {mean[-50:].mean():.2f}.")
+st = run_stats(solving, episodes=len(mean))
+print(f"Each arm's own mean over all {len(mean)} episodes: worst arm {st['worst_arm_1_100']:.2f}, "
+      f"best arm {st['best_arm_1_100']:.2f} (20-arm mean {st['mean_1_100']:.2f}).")
 fig, ax = plt.subplots(figsize=(9, 4.5))
 plot_learning_curve(solving, ax, f"Continuous_Control.ipynb: seed {s['seed']} on the built-in replica")
 plt.show()
@@ -229,38 +240,45 @@ lines.append(f"Median episode score: {np.median(mean):.1f}.")
 display(Markdown(" ".join(lines)))
 
 # %% [markdown]
-# ## 3. Across seeds (first replica)
+# ## 3. Across seeds
 #
-# **Made on the first replica's physics** (see the top of this report); to be redone on the
-# current physics. The same configuration, seeds 0, 1 and 2 (`results/first_replica/full/`; seed 0 was the
-# notebook's run at the time), each trained until solved. "Noise-free evaluation" is the saved actor without exploration
-# noise for 5 episodes on goals the run never saw (environment seed 10000 + seed).
+# The notebook's configuration for five seeds (`results/full/`), each trained until solved.
+# Every score comes with its worst and best arm: an arm's score over episodes 1-100 is its own
+# mean over those episodes, and without noise its mean over the 5 evaluation episodes (the
+# exported policy on goals the run never saw, environment seed 10000 + seed). A mean over 20
+# arms can hide one arm that fails, and these columns would show it.
 
 # %%
 full = results["full"]
-rows, keys = [], ["solved_at", "first_episode_mean_30", "final_avg100", "wall_minutes", "eval"]
-for run in full:
-    r = run["summary"]
-    rows.append({"seed": r["seed"], "solved_at": r["solved_at"], "first_episode_mean_30": r["first_episode_mean_30"],
-                 "final_avg100": r["final_avg100"], "wall_minutes": r["wall_seconds_to_solve"] / 60,
-                 "eval": np.mean(r["eval_noise_free_5"])})
-fmt = {"solved_at": "{:.0f}", "first_episode_mean_30": "{:.0f}", "final_avg100": "{:.2f}",
-       "wall_minutes": "{:.1f}", "eval": "{:.2f}"}
-stats = {k: np.array([row[k] for row in rows], float) for k in keys}
-display(table(["seed", "solved at episode", "first episode at 30", "100-episode average at the end",
-               "minutes to solve", "noise-free evaluation"],
-              [[row["seed"]] + [fmt[k].format(row[k]) for k in keys] for row in rows]
-              + [["**mean (sd)**"] + [f"{fmt[k].format(stats[k].mean())} ({stats[k].std(ddof=1):.1f})" for k in keys]]))
+full_stats = [run_stats(run) for run in full]
+display(Markdown(describe_runs(full)))
+display(table(["seed", "solved at episode", "first episode at 30", "mean of episodes 1-100 (worst arm, best arm)",
+               "mean of episodes 91-100", "minutes to solve", "noise-free evaluation (worst arm, best arm)"],
+              [[st["seed"], run["summary"]["solved_at"] or "not solved", st["first_30"] or "never",
+                with_arms(st["mean_1_100"], st["worst_arm_1_100"], st["best_arm_1_100"]), f"{st['mean_91_100']:.1f}",
+                f"{st['minutes']:.1f}", with_arms(st["eval"], st["eval_worst_arm"], st["eval_best_arm"], 2)]
+               for run, st in zip(full, full_stats)]))
 fig, ax = plt.subplots(figsize=(9, 4))
 plot_seeds(full, ax)
-ax.set_title("Full agent, three seeds: per-episode mean (thin) and 100-episode average (thick)")
+ax.set_title(f"Full agent, {len(full)} seeds: per-episode mean (thin) and 100-episode average (thick)")
 plt.show()
 
-# %% [markdown]
-# All three seeds solve at episode 100 to 103 and reach a 20-agent mean of 30 within 21 to 32
-# episodes. Wall times are not fully comparable: seed 2 shared the machine's two cores with the
-# test suite for part of its run (9.8 s an episode then, 7.4 s after), seeds 0 and 1 ran side by
-# side at 7.1 to 7.3 s an episode.
+# %%
+solved = [r["summary"]["solved_at"] for r in full]
+pick = lambda key: [st[key] for st in full_stats]
+firsts = [f for f in pick("first_30") if f]
+shared = max(r["summary"].get("concurrent_runs", 1) for r in full)
+text = (f"{sum(x is not None for x in solved)} of {len(full)} seeds solved, at episode "
+        f"{span('first_30', [x for x in solved if x] or [None])}")
+if min(x or 10**6 for x in solved) == 100:
+    text += " (100 is the earliest the criterion allows)"
+text += (f"; the 20-arm mean first reached 30 at episode {span('first_30', firsts or [None])}. Over episodes "
+         f"1-100 the seeds average {span('mean_1_100', pick('mean_1_100'))}, and the worst arm of any seed "
+         f"{min(pick('worst_arm_1_100')):.1f}. Without noise the exported policies score "
+         f"{span('eval', pick('eval'))}, their worst arms {span('eval', pick('eval_worst_arm'))}. "
+         f"A run took {span('eval', pick('minutes'))} minutes to solve"
+         + (", sharing the machine's two cores with one other run." if shared == 2 else "."))
+display(Markdown(text))
 
 # %% [markdown]
 # ## 4. What the replay shows: the trained arms
@@ -276,7 +294,7 @@ plt.show()
 frames, replay_scores, renderer = render_replay(steps=300, every=6, nets=nets)
 print(f"rendered with: {renderer}, {len(frames)} frames")
 print(f"score over these 300 steps, mean of the 20 arms: {replay_scores.mean():.2f} (of at most 12.00); "
-      f"worst arm {replay_scores.min():.2f}")
+      f"worst arm {replay_scores.min():.2f}, best arm {replay_scores.max():.2f}")
 # An <img> with the GIF inline: JupyterLab, nbconvert's HTML, nbviewer and GitHub all draw it.
 gif = base64.b64encode(to_gif(frames, fps=12)).decode()
 display(HTML(f'<img src="data:image/gif;base64,{gif}" alt="replay of the trained arms" width="480">'))
@@ -294,114 +312,247 @@ fig.tight_layout()
 plt.show()
 
 # %% [markdown]
-# ## 5. Ablations: what each extension contributes (first replica)
+# ## 5. Ablations: what each extension contributes
 #
-# **Made on the first replica's physics** (see the top of this report); to be redone on the
-# current physics, so the findings below describe the first replica only. Each variant removes one extension from the full agent, all else equal (same code, same
-# hyperparameters), and plain DDPG removes all three:
-#
-# | variant | change to `Config` |
-# |---|---|
-# | full | none: 5-step targets, prioritized replay ($\alpha = 0.5$), NoisyNet actor |
-# | 1-step targets | `n_step=1` |
-# | uniform replay | `alpha=0` (every transition equally likely; the weights are then all 1) |
-# | action noise instead of NoisyNet | `exploration="ou"`: plain actor, Ornstein-Uhlenbeck noise of sd 0.2 added to actions |
-# | plain DDPG | all three changes |
-#
-# Ablation runs stop after exactly 100 episodes, solved or not (`--episodes 100 --no-stop`);
-# the full agent's runs are cut to their first 100 episodes, so every curve covers the same
-# episodes. "Average of episodes 1-100" is at least 30 exactly when a run is solved at episode 100.
-# Each average is the mean over the seeds, with the range from the worst to the best seed.
+# Each variant changes one thing in the full agent, all else equal (same code, same
+# hyperparameters, same seeds); plain DDPG removes all three extensions. Every ablation runs
+# exactly 100 episodes, solved or not; the full agent's runs are cut to their first 100
+# episodes and compared on the same seeds, so every number covers the same episodes.
+# "Solved by episode 100" means that episodes 1-100 average at least 30.
 
 # %%
-def spread(per_seed):
-    """Mean over seeds, and the range from the worst to the best seed."""
-    return f"{np.mean(per_seed):.1f} ({np.min(per_seed):.1f} to {np.max(per_seed):.1f})"
+def change(variant):
+    return ", ".join(f"`{k}={v!r}`" for k, v in VARIANTS[variant].items()) or "none (the notebook's `Config`)"
 
 
-def describe(variant, runs, episodes=100):
-    c = curves(runs, episodes)
-    return [VARIANT_LABELS[variant], len(runs),
-            ", ".join(str(f) if f else "-" for f in (first_at(x) for x in c)),
-            spread(c.mean(1)), spread(c[:, -10:].mean(1)),
-            f"{sum(c.mean(1) >= 30)} of {len(runs)}",
-            spread([np.mean(r["summary"]["eval_noise_free_5"]) for r in runs])]
+display(table(["variant", "change to `Config`"], [[VARIANT_LABELS[v], change(v)] for v in results], escape=False))
+
+# %% [markdown]
+# The table gives, for each variant, the range over its seeds from the worst to the best seed;
+# next to each mean, the worst and the best arm of any of its seeds (an arm's own mean over the
+# episodes, as in section 3).
+
+# %%
+paired = sorted({run["summary"]["seed"] for v, runs in results.items() if v != "full" for run in runs})
+by_variant = {v: [run_stats(r) for r in runs if v != "full" or r["summary"]["seed"] in paired]
+              for v, runs in results.items()}
 
 
-display(table(["variant", "seeds", "first episode at 30, per seed", "average of episodes 1-100",
-               "average of episodes 91-100", "solved by episode 100", "noise-free evaluation"],
-              [describe(v, runs) for v, runs in results.items()]))
-plot_ablations(results)
+def describe(variant, stats):
+    get = lambda key: [st[key] for st in stats]
+    return [VARIANT_LABELS[variant], ", ".join(str(st["seed"]) for st in stats),
+            ", ".join(str(f) if f else "never" for f in get("first_30")),
+            f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f}, {max(get('best_arm_1_100')):.1f})",
+            span("mean_91_100", get("mean_91_100")),
+            f"{sum(get('solved_by_100'))} of {len(stats)}",
+            f"{span('eval', get('eval'))} ({min(get('eval_worst_arm')):.1f}, {max(get('eval_best_arm')):.1f})",
+            span("eval", get("minutes"))]
+
+
+display(table(["variant", "seeds", "first episode at 30, per seed", "mean of episodes 1-100 (worst arm, best arm)",
+               "mean of episodes 91-100", "solved by episode 100", "noise-free evaluation (worst arm, best arm)",
+               "minutes"], [describe(v, st) for v, st in by_variant.items()]))
+plot_ablations({v: [r for r in runs if r["summary"]["seed"] in paired] for v, runs in results.items()})
 plt.show()
 
 # %% [markdown]
-# What the data support (3 seeds a variant, 100 episodes each, built-in replica; ranges are
-# from the worst to the best seed):
+# ### 5.1 What the data support
 #
-# * **The $n$-step target raises the level the policy settles at; it does not speed learning.**
-#   With 1-step targets the 20-agent mean reached 30 sooner in two of three seeds (episodes 13,
-#   17, 25 against 21, 22, 32) and the average of episodes 1-100 is about the same (29.8 to 31.0
-#   against 29.0 to 31.9), but every 1-step seed ends lower: episodes 91-100 average 35.8 to 36.9
-#   against 37.3 to 38.7, and the noise-free evaluation gives 34.5 to 37.4 against 39.1 to 39.2.
-#   These ranges do not overlap.
-# * **Plain DDPG** (all three removed) is the only variant with no run solved by episode 100
-#   (average of episodes 1-100: 27.8 to 28.9); it settles at 34.0 to 34.5 in episodes 91-100,
-#   33.2 to 36.2 without noise. That is close to the 1-step variant: the $n$-step target carries
-#   most of what separates plain DDPG from the full agent here.
-# * **Prioritized replay: no effect that three seeds can show.** Uniform replay reached 30 at
-#   episodes 23 to 34 (full: 21 to 32), averaged 28.9 to 31.2 over episodes 1-100 (full: 29.0 to
-#   31.9) and 38.0 to 38.3 over episodes 91-100 (full: 37.3 to 38.7). The ranges overlap almost
-#   entirely; a gain smaller than the seed-to-seed spread (about 10 episodes in the first episode
-#   at 30) would not show. One uniform seed of three evaluates lower without noise (37.1).
-# * **NoisyNet: no advantage over action noise on this task.** Ornstein-Uhlenbeck action noise
-#   (sd 0.2) reached 30 at episodes 21 to 25, solved all three runs at episode 100 and scores
-#   39.4 to 39.5 without noise: at least as good as the NoisyNet actor (39.1 to 39.2), and the
-#   most consistent of the five variants.
-#
-# Limits: three seeds each; "solved at episode 100" is the criterion's floor, so the table's
-# averages say more than the solve episode; wall times are not compared, because the runs shared
-# the two cores with other work (12 to 15 minutes a run).
+# Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
+# from the saved scores. A variant is compared with the full agent **seed by seed**, and called
+# higher, lower, sooner or later only when it is on that side **in every pair and the two ranges
+# over the seeds do not overlap**; anything else is "no clear difference", with the count of
+# pairs on each side. With three seeds that rule sees only large effects: "no clear difference"
+# means the effect, if any, is smaller than the seed-to-seed spread, not that there is none.
+
+# %%
+comparisons = all_comparisons({v: [r for r in runs if v != "full" or r["summary"]["seed"] in paired]
+                               for v, runs in results.items()})
+lines = []
+for variant, cs in comparisons.items():
+    lines.append(f"* **{VARIANT_LABELS[variant]}** ({change(variant)}): {claims.summary_line(cs)}.")
+    lines += [f"    * {c.text}" for c in cs]
+display(Markdown("\n".join(lines)))
 
 # %% [markdown]
-# ## 6. Compared with published course results
-#
-# | | environment | episodes to solve | wall time | machine |
-# |---|---|---|---|---|
-# | a published solution in the course's own `Continuous_Control.ipynb` (DDPG, 128-128 networks) | **Unity build** (Reacher, 20 agents) | 166 | 2,829 s (47 min), as printed in that notebook | unstated (Windows x86_64 build) |
-# | this project, seeds 0, 1, 2 (section 3) | **built-in replica, first version** | 100, 100, 103 | 11.9, 12.2, 15.1 min | 2-core x86_64 CPU, no GPU |
-#
-# The two rows are not a controlled comparison: different environments, different hardware, and
-# a single published run; and this project's row was measured on the first replica. The current
-# replica's fidelity is measured in [`doc/calibration.md`](doc/calibration.md): random play,
-# a scripted controller and four actors that students trained on the Unity build, run on the
-# replica and compared with their Unity scores. Note also that 100 is the floor: under the
-# course's criterion no run can be solved earlier.
+# How much of the gap between the full agent and plain DDPG each step explains, on the mean of
+# episodes 1-100 (means over the paired seeds): removing the $n$-step target alone (the 1-step
+# variant), and then prioritized replay and NoisyNet together at $n = 1$ (1-step against plain).
+
+# %%
+if {"full", "one_step", "plain"} <= set(by_variant):
+    avg = {v: np.mean([st["mean_1_100"] for st in by_variant[v]]) for v in ("full", "one_step", "plain")}
+    gap, nstep, rest = avg["full"] - avg["plain"], avg["full"] - avg["one_step"], avg["one_step"] - avg["plain"]
+    display(Markdown(
+        f"Full agent {avg['full']:.1f}, 1-step {avg['one_step']:.1f}, plain DDPG {avg['plain']:.1f}: a gap of "
+        f"{gap:.1f} points, of which the $n$-step target accounts for {nstep:.1f} and prioritized replay with "
+        f"NoisyNet, at $n = 1$, for {rest:.1f}. (Differences of means; section 5.1 says which of them the "
+        "seeds can resolve.)"))
 
 # %% [markdown]
-# ## 7. Future work
+# ## 6. How faithful the replica is
 #
-# Each idea follows from something measured above.
+# The replica is measured against the Unity build by `make calibrate`
+# (`benchmarks/calibration.py`, details in [`doc/calibration.md`](doc/calibration.md)): random play,
+# and four actors that course students trained **on the Unity build** and published, run without
+# noise on the replica. Nothing in the replica was fitted to them, so they probe its dynamics
+# and observations: on a faithful replica each should score what such actors score on Unity.
+# The Unity column is the specification's (`experiments/published.py`, from
+# `doc/environment.md`); the replica column is measured.
+
+# %%
+calibration = {}
+for name in sorted(os.listdir("results/calibration")):
+    data = json.load(open(os.path.join("results/calibration", name)))
+    calibration[data["joint_model"]] = data
+chosen = next(d for d in calibration.values() if d["joint_model"] == d.get("default"))
+measured = chosen["results"]
+actors = [p["actor"] for p in PUBLISHED if p["actor"] in measured]
+actors += [a for a in ("AnKra",) if a in measured]
+u = UNITY_CALIBRATION
+rows = [["random play (clipped normal actions), 20-arm mean per episode", f"{u['random_low']:.2f} to {u['random_high']:.2f}",
+         f"{measured['random_normal']['mean']:.2f}"],
+        ["arms that never score under random play", u["random_arms_at_zero"],
+         f"{measured['random_normal']['arms_at_zero']:.0%}"]]
+rows += [[f"{a}'s actor, trained on Unity: mean (worst arm, best arm)",
+          f"{u['published_actors_low']:.0f} to {u['published_actors_high']:.0f} (such actors on Unity)",
+          with_arms(measured[a]["mean"], measured[a]["worst_arm"], measured[a]["best_arm"])] for a in actors]
+display(Markdown(f"Replica: joint model `{chosen['joint_model']}`; environment seed 777, "
+                 f"{chosen['episodes']} episodes per measure; {chosen['machine']}."))
+display(table(["measure", "Unity build (specification)", "built-in replica (measured)"], rows))
+
+# %%
+scores = {a: measured[a]["mean"] for a in actors}
+inside = [a for a in actors if scores[a] >= u["published_actors_low"]]
+outside = [a for a in actors if a not in inside]
+random_mean = measured["random_normal"]["mean"]
+text = (f"Random play scores {random_mean:.2f} on the replica, "
+        + ("inside" if u["random_low"] <= random_mean <= u["random_high"] else "outside")
+        + f" Unity's {u['random_low']:.2f} to {u['random_high']:.2f}. "
+        f"{len(inside)} of {len(actors)} Unity-trained actors score {u['published_actors_low']:.0f} or more on the "
+        f"replica ({', '.join(f'{a} {scores[a]:.1f}' for a in inside)})")
+if outside:
+    text += (f"; {', '.join(f'{a} {scores[a]:.1f}' for a in outside)} "
+             f"{'scores' if len(outside) == 1 else 'score'} lower")
+display(Markdown(text + "."))
+
+# %% [markdown]
+# What this means for comparing with Unity numbers:
+
+# %%
+lines = []
+if len(inside) * 2 > len(actors):
+    lines.append("Most policies that are good on Unity are good on the replica too, so the replica's final "
+                 "scores (sections 3 and 5) are on Unity's scale, within the spread of these actors.")
+else:
+    lines.append("Most policies that are good on Unity score lower on the replica, so even the replica's final "
+                 "scores (sections 3 and 5) may not carry over to Unity.")
+if "GrayWizard" in outside:
+    lines.append("GrayWizard's actor, the lowest here, was trained on the one-arm build (section 7).")
+lines.append("Neither makes episode counts or minutes comparable: how fast a learner improves depends on details "
+             "of the dynamics that a few trained actors do not pin down, and the machines differ. So the "
+             "replica's results stay in their own table in section 7.")
+display(Markdown(" ".join(lines)))
+
+# %% [markdown]
+# ## 7. Compared with published course results
 #
-# * **Measure the growing $n$ on its own.** 1-step targets learned fastest early and settled
-#   lowest; 5-step targets settled highest (section 5). The agent now grows $n$ from 1 to 5
-#   during its first episodes (`n_step_ramp`); an ablation against a fixed $n$ on the current
-#   physics, and $\lambda$-returns over the stored windows, are still to be run.
-# * **Drop prioritized replay, or give it a harder job.** At $\alpha = 0.5$ it made no measurable
-#   difference. Timing an update with and without the sum tree on an idle machine would tell
-#   whether removing it makes training faster; a larger $\alpha$, or a buffer holding far more
-#   than the last 50 episodes, would tell whether it can help at all.
-# * **Test whether exploration noise is needed.** Plain action noise did as well as NoisyNet, and
-#   NoisyNet itself turned its noise down: the input layer's learned noise scale fell to 37% of
-#   its initial value and the output layer's to 47% (section 1.2). With 20 arms chasing moving
-#   goals the task may explore for the agent; a noise-free variant is the next ablation.
-# * **More seeds for the small effects.** The full agent's first episode at 30 spans 21 to 32
-#   over three seeds; effects of a few episodes need about ten seeds a variant, about an hour
-#   each on this machine with two runs at a time.
-# * **Measure the episodes the criterion cannot see.** Every full run is solved at episode 100 to
-#   103, the floor of the criterion, while its 20-agent mean first reaches 30 at episode 21 to 32
-#   (section 3). A criterion-independent measure, such as the noise-free score of the actor
-#   saved after each episode, would show how early the policy is really good.
-# * **Redo sections 3 and 5 on the current physics.** They were measured on the first replica,
-#   whose arms moved far more freely than Unity's (doc/calibration.md gives both replicas'
-#   calibration). One run of this agent on a Unity build would say whether the episode counts
-#   carry over.
+# **Unity builds**, as printed in the students' own repositories (`experiments/published.py`).
+# Course notebooks count "solved in $N$ episodes" two ways: as the episode $E$ where the
+# 100-episode window that first averages 30 ends, or as $E - 100$, the episodes before that
+# window. The column "solved at episode $E$" puts every row in the first convention, the one this
+# project uses; "as printed" keeps the author's words.
+
+# %%
+unity_rows = [[f"[{p['author']}]({p['url']}) ({p['file']} @ {p['commit']})", p["build"], p["printed"],
+               p["convention"], p["window_end"], p["wall_time"], p["hardware"]] for p in PUBLISHED]
+display(table(["source", "environment", "as printed", "counting convention", "solved at episode $E$",
+               "wall time", "hardware"], unity_rows, escape=False))
+
+# %% [markdown]
+# **This project, on the built-in replica** (section 3), in the same convention. A separate
+# table: different physics, different machines.
+
+# %%
+display(table(["run", "environment", "solved at episode $E$", "minutes", "machine"],
+              [[f"seed {st['seed']} (`results/full/`)", run["summary"]["environment"], run["summary"]["solved_at"],
+                f"{st['minutes']:.1f}", run["summary"]["machine"]] for run, st in zip(full, full_stats)]
+              + [["the notebook's run (`checkpoints/`)", solving["summary"]["environment"],
+                  solving["summary"]["solved_at"] or "not solved",
+                  f"{(solving['summary']['wall_seconds_to_solve'] or solving['summary']['wall_seconds']) / 60:.1f}",
+                  solving["summary"]["machine"]]]))
+
+# %% [markdown]
+# Not a controlled comparison: one published run per author, different agents, different
+# hardware, and for this project an environment that is a replica (section 6). The published
+# runs show what the course's Unity build asked of a plain DDPG learner; the replica's column
+# shows this agent on this project's environment. Note also that $E = 100$ is the floor: under
+# the course's criterion no run can be solved earlier.
+
+# %% [markdown]
+# ## 8. Future work
+#
+# Each item follows from a result above; the sentences in bold are computed from the data.
+
+# %%
+verdicts = {v: {c.metric: c for c in cs} for v, cs in comparisons.items()}
+ideas = []
+
+
+def clearly(variant, metric, good):
+    c = verdicts.get(variant, {}).get(metric)
+    return c is not None and claims.better(c) is good
+
+
+if "no_noise" in verdicts:
+    if any(clearly("no_noise", m, False) for m in METRICS):
+        ideas.append("**Without exploration noise the agent is clearly worse on "
+                     + ", ".join(METRICS[m][0] for m in METRICS if clearly("no_noise", m, False))
+                     + ".** Exploration matters here; the open question is which kind, and how much of it "
+                       "NoisyNet keeps as its learned noise scale falls (section 1.2).")
+    else:
+        ideas.append("**Without any exploration noise the agent is not clearly worse on any measure.** Twenty arms "
+                     "chasing moving goals may explore for the agent; more seeds would tell whether a small "
+                     "difference hides under the spread, and whether the noise is worth its cost.")
+for variant in ("action_noise", "per_arm_noise"):
+    if variant in verdicts:
+        worse = [METRICS[m][0] for m in METRICS if clearly(variant, m, False)]
+        good = [METRICS[m][0] for m in METRICS if clearly(variant, m, True)]
+        label = VARIANT_LABELS[variant]
+        if good:
+            ideas.append(f"**{label} is clearly better than the full agent on {', '.join(good)}.** "
+                         "A candidate for the default, after more seeds.")
+        elif worse:
+            ideas.append(f"**{label} is clearly worse on {', '.join(worse)}.**")
+if "uniform" in verdicts and not any(clearly("uniform", m, False) for m in METRICS):
+    ideas.append("**Uniform replay is not clearly worse than prioritized replay on any measure.** Prioritized "
+                 "replay costs a sum tree and a priority update on every learning step; either show a gain "
+                 "with more seeds or a larger $\\alpha$, or drop it.")
+steps = [v for v in ("one_step", "n3", "n10") if v in verdicts]
+if steps:
+    parts = [f"{VARIANT_LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in steps]
+    ideas.append(f"**The choice of $n$** against the full agent's $n = {cfg['n_step']}$: " + "; ".join(parts)
+                 + ". $\\lambda$-returns over the stored windows would average over $n$ instead of choosing it.")
+ablation_runs = [r for v, runs in results.items() if v != "full" for r in runs]
+if ablation_runs:
+    per_run = np.mean([r["summary"]["wall_seconds"] for r in ablation_runs]) / 3600
+    ideas.append(f"**More seeds for the small effects.** {len(paired)} seeds resolve only differences larger than "
+                 f"the seed-to-seed spread; ten seeds for each of the {len(results) - 1} variants would take about "
+                 f"{10 * (len(results) - 1) * per_run:.0f} hours of training at this section's rate.")
+if all(r["summary"]["solved_at"] == 100 for r in full):
+    ideas.append("**A criterion that sees early learning.** Every full run is solved at episode 100, the earliest "
+                 f"the criterion allows, though its 20-arm mean first reached 30 at episode "
+                 f"{span('first_30', firsts or [None])} (section 3); the noise-free score of the policy saved after "
+                 "each episode would show when it is really good.")
+ideas.append("**One run on a Unity build.** The replica's fidelity is measured with trained actors "
+             "(section 6), not with learning; a Unity run of this agent would say whether its episode counts "
+             "carry over.")
+display(Markdown("\n".join(f"* {idea}" for idea in ideas)))
+
+# %% [markdown]
+# ## 9. Compute
+#
+# The training behind this report, summed from every run's saved wall time:
+
+# %%
+display(Markdown(compute_block()))

@@ -1,0 +1,157 @@
+"""Every comparison the report and the README state, computed from results/ by one stated rule.
+
+    stats = run_stats(run)                      # one run's numbers, with its worst and best arm
+    c = compare(results, "one_step", "mean_1_100")
+    c.verdict, c.text                           # "lower", "... lower than the full agent in 3 of 3 seeds ..."
+
+**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k; the
+ablations have seeds 0-2). It is called higher (or lower, sooner, later) only when it is on the
+same side in **every** pair **and** the two ranges over the seeds do not overlap; otherwise
+"no clear difference", with the count of pairs on each side. Three seeds can show only large
+effects: a difference inside the seed-to-seed spread is reported as no clear difference, never as
+"no effect".
+"""
+import os
+from dataclasses import dataclass
+
+import numpy as np
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET = 30.0
+EPISODES = 100          # every variant is compared over its first 100 episodes
+NEVER = EPISODES + 1    # "first episode at 30" of a run that never reached 30, for ordering only
+
+
+def arm_scores(run_dir: str) -> np.ndarray:
+    """Each episode's score of each arm (episodes x arms) from a run's arm_scores.csv."""
+    return np.loadtxt(os.path.join(ROOT, run_dir, "arm_scores.csv"), delimiter=",", skiprows=1)[:, 1:]
+
+
+def run_stats(run: dict, episodes: int = EPISODES) -> dict:
+    """A run's numbers over its first `episodes` episodes, each mean with its worst and best arm.
+
+    first_30: the first episode whose 20-arm mean reached 30 (None: never).
+    mean_1_100, worst_arm_1_100, best_arm_1_100: the 20-arm mean of episodes 1-100; the arms'
+      own means over those episodes, lowest and highest.
+    mean_91_100: the 20-arm mean of episodes 91-100 (where the run settled).
+    solved_by_100: whether episodes 1-100 average at least 30 (solved at episode 100).
+    eval, eval_worst_arm, eval_best_arm: the exported policy without noise, 5 episodes on unseen
+      goals: the 20-arm mean, and the arms' own means, lowest and highest.
+    minutes: the run's wall time (to solve, for the full agent; its 100 episodes, for an ablation).
+    """
+    mean = np.asarray(run["scores"]["mean"][:episodes])
+    arms = arm_scores(run["dir"])[:episodes].mean(0)
+    hits = np.flatnonzero(mean >= TARGET)
+    s = run["summary"]
+    return {"seed": s["seed"],
+            "first_30": int(hits[0]) + 1 if hits.size else None,
+            "mean_1_100": float(mean.mean()), "worst_arm_1_100": float(arms.min()), "best_arm_1_100": float(arms.max()),
+            "mean_91_100": float(mean[-10:].mean()),
+            "solved_by_100": bool(len(mean) == episodes and mean.mean() >= TARGET),
+            **evaluation(s),
+            "minutes": (s["wall_seconds_to_solve"] or s["wall_seconds"]) / 60}
+
+
+def evaluation(summary: dict) -> dict:
+    """The noise-free evaluation's mean, worst and best arm (None for a run not evaluated)."""
+    if "eval_noise_free_5" not in summary:
+        return {"eval": None, "eval_worst_arm": None, "eval_best_arm": None}
+    arms = summary["eval_arm_means"]
+    return {"eval": float(np.mean(summary["eval_noise_free_5"])),
+            "eval_worst_arm": float(min(arms)), "eval_best_arm": float(max(arms))}
+
+
+# What each compared quantity is called, and which way is better: +1 higher, -1 lower (sooner).
+METRICS = {
+    "first_30": ("first episode at 30", -1),
+    "mean_1_100": ("mean of episodes 1-100", +1),
+    "worst_arm_1_100": ("worst arm's mean over episodes 1-100", +1),
+    "mean_91_100": ("mean of episodes 91-100", +1),
+    "eval": ("noise-free evaluation", +1),
+    "eval_worst_arm": ("worst arm without noise", +1),
+}
+
+
+def fmt(metric: str, value) -> str:
+    if metric == "first_30":
+        return "never" if value is None or value >= NEVER else str(int(value))
+    return f"{value:.1f}"
+
+
+def span(metric: str, values) -> str:
+    lo, hi = min(values), max(values)
+    return fmt(metric, lo) if lo == hi else f"{fmt(metric, lo)} to {fmt(metric, hi)}"
+
+
+@dataclass
+class Comparison:
+    variant: str
+    metric: str
+    seeds: list          # the paired seeds
+    variant_values: list
+    full_values: list
+    above: int           # pairs where the variant's value is larger
+    below: int           # pairs where it is smaller
+    apart: bool          # the two ranges do not overlap
+    verdict: str         # "higher", "lower", "sooner", "later" or "no clear difference"
+
+    @property
+    def text(self) -> str:
+        name, _ = METRICS[self.metric]
+        n = len(self.seeds)
+        if self.metric == "first_30":
+            counts = f"sooner in {self.below} of {n} seeds, later in {self.above}"
+        else:
+            counts = f"higher in {self.above} of {n} seeds, lower in {self.below}"
+        ranges = (f"{span(self.metric, self.variant_values)} against {span(self.metric, self.full_values)}, "
+                  f"ranges {'apart' if self.apart else 'overlapping'}")
+        return f"{name}: **{self.verdict}** ({counts}; {ranges})"
+
+
+def value(stats: dict, metric: str) -> float:
+    v = stats[metric]
+    return NEVER if v is None else v
+
+
+def compare(results: dict, variant: str, metric: str, baseline: str = "full") -> Comparison:
+    """The variant against the baseline on one metric, paired by seed, by the module's rule."""
+    ours = {s["seed"]: s for s in map(run_stats, results[variant])}
+    theirs = {s["seed"]: s for s in map(run_stats, results[baseline])}
+    seeds = sorted(set(ours) & set(theirs))
+    if not seeds:
+        raise ValueError(f"{variant} and {baseline} share no seed")
+    a = [value(ours[k], metric) for k in seeds]
+    b = [value(theirs[k], metric) for k in seeds]
+    above = sum(x > y for x, y in zip(a, b))
+    below = sum(x < y for x, y in zip(a, b))
+    apart = min(a) > max(b) or max(a) < min(b)
+    verdict = "no clear difference"
+    if apart and above == len(seeds):
+        verdict = "later" if metric == "first_30" else "higher"
+    elif apart and below == len(seeds):
+        verdict = "sooner" if metric == "first_30" else "lower"
+    return Comparison(variant, metric, seeds, a, b, above, below, apart, verdict)
+
+
+def better(c: Comparison) -> bool | None:
+    """True if the variant is clearly better than the baseline, False if clearly worse, None if neither."""
+    if c.verdict == "no clear difference":
+        return None
+    return (c.verdict in ("higher", "later")) == (METRICS[c.metric][1] > 0)
+
+
+def all_comparisons(results: dict) -> dict:
+    """{variant: [Comparison for each metric]} for every variant with results other than full."""
+    return {v: [compare(results, v, m) for m in METRICS] for v in results if v != "full" and "full" in results}
+
+
+def summary_line(comparisons: list) -> str:
+    """One variant's comparisons in a phrase: which metrics are clearly better or worse than the full agent's."""
+    worse = [METRICS[c.metric][0] for c in comparisons if better(c) is False]
+    good = [METRICS[c.metric][0] for c in comparisons if better(c) is True]
+    parts = []
+    if worse:
+        parts.append("clearly worse than the full agent on " + ", ".join(worse))
+    if good:
+        parts.append("clearly better on " + ", ".join(good))
+    return "; ".join(parts) if parts else "no clear difference from the full agent on any measure"

@@ -1,0 +1,141 @@
+"""The report's comparisons follow their stated rule, match the saved scores, and reach the text.
+
+The rule (experiments/claims.py): a variant is higher / lower / sooner / later than the full agent
+only if it is on that side in every seed pair and the ranges over the seeds do not overlap.
+"""
+import csv
+import json
+import os
+import re
+
+import nbformat
+import numpy as np
+import pytest
+
+from experiments import claims
+from experiments.figures import load_results, load_run
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def fake_run(folder, seed, means, eval_arms=None):
+    """A run folder as experiments/run.py leaves it: every arm scores the episode's mean."""
+    os.makedirs(folder)
+    means = np.asarray(means, float)
+    arms = np.repeat(means[:, None], 20, axis=1)
+    arms[:, 0] -= 1.0                                  # arm 0 is the worst arm, 1 below the mean
+    arms[:, 1] += 1.0
+    with open(os.path.join(folder, "scores.csv"), "w") as f:
+        f.write("episode,mean,min,max,avg100,wall_seconds\n")
+        for i, m in enumerate(means):
+            f.write(f"{i + 1},{m},{m - 1},{m + 1},{means[max(0, i - 99):i + 1].mean()},{i + 1}\n")
+    np.savetxt(os.path.join(folder, "arm_scores.csv"), np.column_stack([np.arange(1, len(means) + 1), arms]),
+               delimiter=",", header="episode," + ",".join(f"arm{k}" for k in range(20)), comments="")
+    eval_arms = [means[-1]] * 20 if eval_arms is None else eval_arms
+    json.dump({"seed": seed, "solved_at": None, "wall_seconds": 60.0, "wall_seconds_to_solve": None,
+               "eval_noise_free_5": [float(np.mean(eval_arms))] * 5, "eval_arm_means": list(map(float, eval_arms))},
+              open(os.path.join(folder, "summary.json"), "w"))
+    json.dump({"seed": seed}, open(os.path.join(folder, "config.json"), "w"))
+    return load_run(str(folder))
+
+
+def ramp(level, reach=30):
+    """100 episodes rising linearly to `level` by episode `reach`, then flat."""
+    return np.minimum(np.arange(1, 101) * level / reach, level)
+
+
+def results_from(tmp_path, full_levels, variant_levels, **kw):
+    return {"full": [fake_run(tmp_path / "full" / str(k), k, ramp(x, **kw)) for k, x in enumerate(full_levels)],
+            "v": [fake_run(tmp_path / "v" / str(k), k, ramp(x, **kw)) for k, x in enumerate(variant_levels)]}
+
+
+def test_lower_in_every_pair_with_ranges_apart_is_lower(tmp_path):
+    c = claims.compare(results_from(tmp_path, [36, 37, 38], [31, 32, 33]), "v", "mean_91_100")
+    assert (c.above, c.below, c.apart, c.verdict) == (0, 3, True, "lower")
+    assert claims.better(c) is False
+    assert "**lower** (higher in 0 of 3 seeds, lower in 3; 31.0 to 33.0 against 36.0 to 38.0, ranges apart)" in c.text
+
+
+def test_every_pair_on_one_side_but_overlapping_ranges_is_no_clear_difference(tmp_path):
+    c = claims.compare(results_from(tmp_path, [33, 35, 37], [34, 36, 38]), "v", "mean_91_100")
+    assert (c.above, c.below, c.apart) == (3, 0, False)
+    assert c.verdict == "no clear difference" and claims.better(c) is None
+
+
+def test_ranges_apart_but_not_every_pair_cannot_happen_and_mixed_pairs_are_no_clear_difference(tmp_path):
+    c = claims.compare(results_from(tmp_path, [30, 38, 34], [33, 35, 36]), "v", "mean_91_100")
+    assert (c.above, c.below) == (2, 1) and c.verdict == "no clear difference"
+
+
+def test_first_episode_at_30_sooner_and_never(tmp_path):
+    # Reaching the level at episode 10 against 40: each run crosses 30 when level * t / reach >= 30.
+    fast = {"full": [fake_run(tmp_path / "f" / str(k), k, ramp(36, reach=40)) for k in range(3)],
+            "v": [fake_run(tmp_path / "v" / str(k), k, ramp(36, reach=10)) for k in range(3)],
+            "never": [fake_run(tmp_path / "n" / str(k), k, ramp(25)) for k in range(3)]}
+    sooner = claims.compare(fast, "v", "first_30")
+    assert sooner.verdict == "sooner" and claims.better(sooner) is True
+    never = claims.compare(fast, "never", "first_30")
+    assert never.verdict == "later" and "never against" in never.text and claims.better(never) is False
+
+
+def test_worst_arm_comes_from_the_arms_not_the_mean(tmp_path):
+    run = fake_run(tmp_path / "r", 0, np.full(100, 35.0), eval_arms=[39.0] * 19 + [15.3])
+    st = claims.run_stats(run)
+    assert st["worst_arm_1_100"] == pytest.approx(34.0) and st["best_arm_1_100"] == pytest.approx(36.0)
+    assert st["eval_worst_arm"] == pytest.approx(15.3) and st["eval"] == pytest.approx((19 * 39 + 15.3) / 20)
+
+
+# --- the committed results -------------------------------------------------------------------
+
+RESULTS = load_results()
+needs_results = pytest.mark.skipif(len(RESULTS) < 2, reason="no ablation results in results/")
+
+
+def column(path, name, rows=100):
+    with open(os.path.join(ROOT, path)) as f:
+        return [float(r[name]) for r in csv.DictReader(f)][:rows]
+
+
+@needs_results
+def test_each_comparison_matches_the_saved_scores_and_the_rule():
+    """Recomputed here from the CSV files with the csv module, not with the module under test."""
+    for variant, runs in RESULTS.items():
+        if variant == "full":
+            continue
+        seeds = sorted(r["summary"]["seed"] for r in runs)
+        ours = [np.mean(column(f"results/{variant}/seed{k}/scores.csv", "mean")) for k in seeds]
+        theirs = [np.mean(column(f"results/full/seed{k}/scores.csv", "mean")) for k in seeds]
+        c = claims.compare(RESULTS, variant, "mean_1_100")
+        assert c.seeds == seeds
+        assert np.allclose(c.variant_values, ours, atol=1e-3) and np.allclose(c.full_values, theirs, atol=1e-3)
+        pairs_up = all(a > b for a, b in zip(ours, theirs))
+        pairs_down = all(a < b for a, b in zip(ours, theirs))
+        apart = min(ours) > max(theirs) or max(ours) < min(theirs)
+        expected = "higher" if pairs_up and apart else "lower" if pairs_down and apart else "no clear difference"
+        assert c.verdict == expected, (variant, ours, theirs)
+
+
+@needs_results
+def test_the_report_states_every_comparison_as_computed():
+    report = nbformat.read(os.path.join(ROOT, "Report.ipynb"), as_version=4)
+    shown = "\n".join(out.get("data", {}).get("text/markdown", "") for c in report.cells if c.cell_type == "code"
+                      for out in c.get("outputs", []))
+    for variant, comparisons in claims.all_comparisons(RESULTS).items():
+        for c in comparisons:
+            assert c.text in shown, f"Report.ipynb does not show, or shows stale: {variant}: {c.text}"
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for variant, comparisons in claims.all_comparisons(RESULTS).items():
+        assert claims.summary_line(comparisons) in readme, f"README's ablation table is stale for {variant}"
+
+
+def test_the_reports_prose_types_no_result():
+    """Numbers in the report's Markdown cells would go stale: results are computed in code cells.
+    Allowed: formulas ($...$), code, links, and the course's constants (30, 100, section numbers)."""
+    report = nbformat.read(os.path.join(ROOT, "Report.ipynb"), as_version=4)
+    for c in report.cells:
+        if c.cell_type != "markdown":
+            continue
+        text = re.sub(r"\$[^$]*\$|`[^`]*`|\([^)]*\.(md|py|png|ipynb)[^)]*\)|\[[^\]]*\]\([^)]*\)"
+                      r"|sections? [\d.]+( and [\d.]+)?|^#+ .*$", "", c.source, flags=re.M)
+        assert not re.search(r"\d+\.\d+", text), f"a decimal number typed in the report's prose: {c.source[:200]}"
+        assert not re.search(r"\b\d+ (of|out of) \d+\b", text), f"a count typed in the report's prose: {c.source[:200]}"
