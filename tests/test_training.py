@@ -173,3 +173,24 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped(ns):
         progress.update(score="1.0")
     progress.close(100)
     assert progress.bar.n == progress.bar.total == 100
+
+
+def test_config_names_a_bad_exploration(ns):
+    with pytest.raises(ValueError, match="unknown 'eps_greedy'"):
+        ns["Config"](exploration="eps_greedy")
+    with pytest.raises(ValueError, match="noise_per_arm needs exploration='noisynet'"):
+        ns["Config"](exploration="ou", noise_per_arm=True)
+
+
+@pytest.mark.parametrize("exploration, per_arm, arms_differ, noise_free_differs", [
+    ("noisynet", False, False, True),     # one noise sample: 20 arms in the same state act alike
+    ("noisynet", True, True, True),       # one sample per arm
+    ("ou", False, True, True),            # action noise is drawn per arm
+    ("none", False, False, False),        # no noise at all: exploring is acting noise-free
+])
+def test_exploration_variants_act_as_configured(ns, exploration, per_arm, arms_differ, noise_free_differs):
+    agent = ns["Agent"](small(ns, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
+    same_state = np.tile(np.random.default_rng(0).normal(size=33).astype(np.float32), (20, 1))
+    acting = agent.act(same_state)
+    assert (not np.allclose(acting, acting[0])) == arms_differ
+    assert (not np.allclose(agent.act(same_state, explore=False), acting)) == noise_free_differs
