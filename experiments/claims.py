@@ -72,15 +72,16 @@ METRICS = {
 }
 
 
-def fmt(metric: str, value) -> str:
+def fmt(metric: str, value, digits: int = 1) -> str:
     if metric == "first_30":
         return "never" if value is None or value >= NEVER else str(int(value))
-    return f"{value:.1f}"
+    return f"{value:.{digits}f}"
 
 
-def span(metric: str, values) -> str:
-    lo, hi = min(values), max(values)
-    return fmt(metric, lo) if lo == hi else f"{fmt(metric, lo)} to {fmt(metric, hi)}"
+def span(metric: str, values, digits: int = 1) -> str:
+    """The range of values over seeds, "lo to hi" (one value when they print alike)."""
+    lo, hi = fmt(metric, min(values), digits), fmt(metric, max(values), digits)
+    return lo if lo == hi else f"{lo} to {hi}"
 
 
 @dataclass
@@ -103,7 +104,8 @@ class Comparison:
             counts = f"sooner in {self.below} of {n} seeds, later in {self.above}"
         else:
             counts = f"higher in {self.above} of {n} seeds, lower in {self.below}"
-        ranges = (f"{span(self.metric, self.variant_values)} against {span(self.metric, self.full_values)}, "
+        # Two decimals: ranges that are apart by less than 0.1 must not print alike.
+        ranges = (f"{span(self.metric, self.variant_values, 2)} against {span(self.metric, self.full_values, 2)}, "
                   f"ranges {'apart' if self.apart else 'overlapping'}")
         return f"{name}: **{self.verdict}** ({counts}; {ranges})"
 

@@ -345,7 +345,7 @@ def describe(variant, stats):
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f}, {max(get('best_arm_1_100')):.1f})",
             span("mean_91_100", get("mean_91_100")),
             f"{sum(get('solved_by_100'))} of {len(stats)}",
-            f"{span('eval', get('eval'))} ({min(get('eval_worst_arm')):.1f}, {max(get('eval_best_arm')):.1f})",
+            f"{span('eval', get('eval'), 2)} ({min(get('eval_worst_arm')):.2f}, {max(get('eval_best_arm')):.2f})",
             span("eval", get("minutes"))]
 
 
@@ -384,10 +384,11 @@ if {"full", "one_step", "plain"} <= set(by_variant):
     avg = {v: np.mean([st["mean_1_100"] for st in by_variant[v]]) for v in ("full", "one_step", "plain")}
     gap, nstep, rest = avg["full"] - avg["plain"], avg["full"] - avg["one_step"], avg["one_step"] - avg["plain"]
     display(Markdown(
-        f"Full agent {avg['full']:.1f}, 1-step {avg['one_step']:.1f}, plain DDPG {avg['plain']:.1f}: a gap of "
-        f"{gap:.1f} points, of which the $n$-step target accounts for {nstep:.1f} and prioritized replay with "
-        f"NoisyNet, at $n = 1$, for {rest:.1f}. (Differences of means; section 5.1 says which of them the "
-        "seeds can resolve.)"))
+        f"Full agent {avg['full']:.2f}, 1-step {avg['one_step']:.2f}, plain DDPG {avg['plain']:.2f}. Removing the "
+        f"$n$-step target changes the mean by {-nstep:+.2f} (full to 1-step); removing prioritized replay and "
+        f"NoisyNet as well, at $n = 1$, by {-rest:+.2f} (1-step to plain); all three together by {-gap:+.2f} "
+        "(full to plain). These are differences of means over the seeds; section 5.1 says which of them the "
+        "seeds resolve."))
 
 # %% [markdown]
 # ## 6. How faithful the replica is

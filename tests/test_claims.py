@@ -53,7 +53,7 @@ def test_lower_in_every_pair_with_ranges_apart_is_lower(tmp_path):
     c = claims.compare(results_from(tmp_path, [36, 37, 38], [31, 32, 33]), "v", "mean_91_100")
     assert (c.above, c.below, c.apart, c.verdict) == (0, 3, True, "lower")
     assert claims.better(c) is False
-    assert "**lower** (higher in 0 of 3 seeds, lower in 3; 31.0 to 33.0 against 36.0 to 38.0, ranges apart)" in c.text
+    assert "**lower** (higher in 0 of 3 seeds, lower in 3; 31.00 to 33.00 against 36.00 to 38.00, ranges apart)" in c.text
 
 
 def test_every_pair_on_one_side_but_overlapping_ranges_is_no_clear_difference(tmp_path):
