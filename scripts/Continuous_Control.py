@@ -243,12 +243,9 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 #   The action-noise variants in the report draw independent noise per arm; so that the two can
 #   be compared without that confound, `Config(noise_per_arm=True)` gives each arm its own
 #   NoisyNet sample (an ablation in the report). A layer's output for arm $k$ needs no weight
-#   matrix of its own: $(\sigma^w \odot f(
-# arepsilon^{out}_k) f(
-# arepsilon^{in}_k)^	op)\,x_k
-#   = f(
-# arepsilon^{out}_k) \odot \sigma^w (f(
-# arepsilon^{in}_k) \odot x_k)$.
+#   matrix of its own:
+#   $(\sigma^w \odot f(\varepsilon^{out}_k) f(\varepsilon^{in}_k)^\top)\,x_k
+#   = f(\varepsilon^{out}_k) \odot \sigma^w (f(\varepsilon^{in}_k) \odot x_k)$.
 # * **The target actor uses the mean weights** $\mu$ (no noise), where [4] also perturbs the
 #   target network; this keeps the bootstrap target deterministic.
 
