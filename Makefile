@@ -37,7 +37,7 @@ test: $(STAMP)
 # Environment speed and where a training step's time goes (results/benchmarks/).
 benchmark: $(STAMP)
 	$(PY) benchmarks/env_speed.py
-	$(PY) benchmarks/train_speed.py
+	$(PY) benchmarks/train_speed.py --label after
 
 # The replica against the Unity build: random play, the scripted controller and published
 # Unity-trained actors (read from CALIBRATION_DIR, default ../shared/calibration) for every joint

@@ -177,8 +177,9 @@ def main(argv=None):
     for process, episode, suffix in cases:
         result = profile(args.steps, args.warmup_episodes, process, episode, **overrides)
         result["config_overrides"] = overrides
-        result["label"] = args.label + {"": f", episodes 1-{later - 1}", "_inline": f", inline, episodes 1-{later - 1}",
-                                        "_later": f", episodes {later}+", "_later_inline": f", inline, episodes {later}+"}[suffix]
+        result["label"] = args.label + {"": f", worker, episodes 1-{later - 1}", "_inline": f", inline, episodes 1-{later - 1}",
+                                        "_later": f", worker, episodes {later}+",
+                                        "_later_inline": f", inline, episodes {later}+"}[suffix]
         total = result["wall_ms_per_step"]
         print(f"{result['machine']}; {'worker process' if process else 'inline'}; "
               f"{args.steps} timed steps as episode {episode} after {args.warmup_episodes} training episodes")
