@@ -525,6 +525,14 @@ for variant in ("action_noise", "per_arm_noise"):
                          "A candidate for the default, after more seeds.")
         elif worse:
             ideas.append(f"**{label} is clearly worse on {', '.join(worse)}.**")
+consistent = {v: [METRICS[m][0] for m, c in cs.items() if claims.better(c) is None and not c.apart
+                   and (c.below if METRICS[m][1] < 0 else c.above) == len(c.seeds)]
+              for v, cs in verdicts.items()}
+consistent = {v: names for v, names in consistent.items() if names}
+if consistent:
+    ideas.append("**Better in every seed pair, but inside the seed-to-seed spread:** "
+                 + "; ".join(f"{VARIANT_LABELS[v]} on {', '.join(names)}" for v, names in consistent.items())
+                 + ". Too few seeds to call these (section 5.1); they are the first candidates for more seeds.")
 if "uniform" in verdicts and not any(clearly("uniform", m, False) for m in METRICS):
     ideas.append("**Uniform replay is not clearly worse than prioritized replay on any measure.** Prioritized "
                  "replay costs a sum tree and a priority update on every learning step; either show a gain "
@@ -539,7 +547,7 @@ if ablation_runs:
     per_run = np.mean([r["summary"]["wall_seconds"] for r in ablation_runs]) / 3600
     ideas.append(f"**More seeds for the small effects.** {len(paired)} seeds resolve only differences larger than "
                  f"the seed-to-seed spread; ten seeds for each of the {len(results) - 1} variants would take about "
-                 f"{10 * (len(results) - 1) * per_run:.0f} hours of training at this section's rate.")
+                 f"{10 * (len(results) - 1) * per_run:.0f} hours of training at the rate of section 5's runs.")
 if all(r["summary"]["solved_at"] == 100 for r in full):
     ideas.append("**A criterion that sees early learning.** Every full run is solved at episode 100, the earliest "
                  f"the criterion allows, though its 20-arm mean first reached 30 at episode "
