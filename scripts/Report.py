@@ -47,8 +47,8 @@ from IPython.display import HTML, Markdown, display
 
 import reacher                     # first: on a headless Linux machine it selects MuJoCo's EGL backend
 from experiments import claims
-from experiments.claims import METRICS, all_comparisons, compare, run_stats, span
-from experiments.figures import (VARIANT_LABELS, curves, load_results, load_run, load_networks, plot_ablations,
+from experiments.claims import METRICS, all_comparisons, run_stats, span
+from experiments.figures import (ROOT, VARIANT_LABELS, load_results, load_run, load_networks, plot_ablations,
                                  plot_learning_curve, plot_seeds, render_replay)
 from experiments.notebook import config_docs
 from experiments.published import PUBLISHED, UNITY_CALIBRATION
@@ -403,8 +403,9 @@ if {"full", "one_step", "plain"} <= set(by_variant):
 
 # %%
 calibration = {}
-for name in sorted(os.listdir("results/calibration")):
-    data = json.load(open(os.path.join("results/calibration", name)))
+folder = os.path.join(ROOT, "results", "calibration")       # ROOT: the report may run from another folder
+for name in sorted(os.listdir(folder)):
+    data = json.load(open(os.path.join(folder, name)))
     calibration[data["joint_model"]] = data
 chosen = next(d for d in calibration.values() if d["joint_model"] == d.get("default"))
 measured = chosen["results"]
