@@ -2,7 +2,7 @@
 
     stats = run_stats(run)                      # one run's numbers, with its worst and best arm
     c = compare(results, "one_step", "mean_1_100")
-    c.verdict, c.text                           # "lower", "... lower than the full agent in 3 of 3 seeds ..."
+    c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (higher in 0 of 3 seeds, ...)"
 
 **The rule.** A variant is compared with the full agent seed by seed (seed k against seed k; the
 ablations have seeds 0-2). It is called higher (or lower, sooner, later) only when it is on the
