@@ -371,8 +371,7 @@ class Config:
     checkpoint_every: int = 5
     """Episodes between checkpoints (weights, scores, replay) for resuming."""
     env_process: bool = False
-    """Step the built-in Reacher in a second process while this one learns (4.9); same results,
-    slower on a 2-core machine (README, "Training speed")."""
+    """Step the built-in Reacher in a second process while this one learns (4.9); same results."""
 
     def __post_init__(self):
         if self.exploration not in ("noisynet", "ou", "gaussian", "none"):
@@ -1106,11 +1105,11 @@ assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_eve
 # `fork` does not exist (Windows). An error in the worker (a NaN action, a wrong shape) is raised
 # again here, with its message; Ctrl-C stops the learner, which stops the worker.
 #
-# **Off by default** (`Config.env_process = False`): on the 2-core machine this project is
-# measured on, the worker does not pay. While it runs, the learner's own arithmetic slows down,
-# and after episode 20 most steps do no learning, so two pipe messages a step cost more than the
-# overlap saves (the README's "Training speed" measures both ways). On a machine with more
-# cores, `Config(env_process=True)` may win; the numbers are the same either way.
+# **Off by default** (`Config.env_process = False`). On the 2-core machine this project is
+# measured on, the worker's gain is smaller than the machine's timings vary from one session to
+# the next (the README's "Training speed" profiles both ways), and the report's experiments run
+# two trainings at a time, one per core, where a worker per run would only crowd the cores.
+# `Config(env_process=True)` turns it on; the numbers are the same either way.
 
 # %% tags=["definitions"]
 class EnvRunner:
