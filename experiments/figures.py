@@ -56,12 +56,6 @@ def load_results(root: str = "results") -> dict:
     return {v: runs for v, runs in found.items() if runs}
 
 
-def first_at(values: np.ndarray, threshold: float = TARGET):
-    """1-based index of the first value >= threshold, or None."""
-    hits = np.flatnonzero(values >= threshold)
-    return int(hits[0]) + 1 if hits.size else None
-
-
 def curves(runs: list, episodes: int) -> np.ndarray:
     """Per-episode 20-agent means of the runs, cut to the first `episodes` (seeds x episodes)."""
     return np.array([run["scores"]["mean"][:episodes] for run in runs])

@@ -29,40 +29,37 @@ def table(header, rows) -> str:
 def run_block(run_dir: str = "checkpoints") -> str:
     """The notebook's run, its exported policy evaluated here as experiments/run.py evaluates the seeds."""
     sys.path.insert(0, ROOT)
-    from experiments.claims import run_stats
     from experiments.figures import load_run
     from experiments.run import evaluate
     run = load_run(run_dir)
     s = run["summary"]
     ev = evaluate(os.path.join(ROOT, run_dir), run["config"]["seed"])
     s["eval_noise_free_5"], s["eval_arm_means"] = ev["episode_means"], ev["arm_means"]
-    st = run_stats(run)
-    row = [st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
-           f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})", f"{st['minutes']:.1f}",
-           f"{st['eval']:.2f} ({st['eval_worst_arm']:.2f}, {st['eval_best_arm']:.2f})"]
     return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
             + table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes",
-                     "noise-free, 5 episodes (worst arm, best arm)"], [row])
+                     "noise-free, 5 episodes (worst arm, best arm)"], [score_row(run)])
             + "\n\nThe noise-free evaluation runs the exported policy (`actor.pt2`, the target actor) on goals the run never saw "
               "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes, and over episodes 1-100 "
               "its mean over those episodes.")
 
 
+def score_row(run: dict) -> list:
+    """A run's row: seed, solve episode, first episode at 30, then each score with its worst and best arm."""
+    from experiments.claims import run_stats
+    st, s = run_stats(run), run["summary"]
+    return [st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
+            f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})", f"{st['minutes']:.1f}",
+            f"{st['eval']:.2f} ({st['eval_worst_arm']:.2f}, {st['eval_best_arm']:.2f})"]
+
+
 def seeds_block() -> str:
     """results/full/: one row per seed, every score with its worst and best arm."""
-    from experiments.claims import run_stats
     from experiments.figures import load_variant
     runs = load_variant("full")
     if not runs:
         return "(no runs yet: `make experiments`)"
-    rows = []
-    for run in runs:
-        st, s = run_stats(run), run["summary"]
-        rows.append([st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
-                     f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})",
-                     f"{st['minutes']:.1f}",
-                     f"{st['eval']:.2f} ({st['eval_worst_arm']:.2f}, {st['eval_best_arm']:.2f})"])
+    rows = [score_row(run) for run in runs]
     return (f"{describe_runs(runs)}\n\n"
             + table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes to solve",
