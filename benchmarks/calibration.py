@@ -23,9 +23,9 @@ import time
 
 import numpy as np
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, ROOT)
-from reacher import BRAIN_NAME, ReacherEnvironment, scripted_actions  # noqa: E402
+from reacher import ReacherEnvironment, play, scripted_actions
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CALIBRATION_DIR = os.environ.get("CALIBRATION_DIR", os.path.join(ROOT, "..", "shared", "calibration"))
 RESULTS = os.path.join(ROOT, "results", "calibration")
@@ -73,34 +73,20 @@ def make_env(seed: int, joint_model):
     return ReacherEnvironment(seed=seed, verbose=False, **kwargs)
 
 
-def scores(env, policy, episodes: int) -> np.ndarray:
-    """(episodes, agents) undiscounted scores of `policy(observations, env)`."""
-    out = []
-    for _ in range(episodes):
-        info = env.reset(train_mode=True)[BRAIN_NAME]
-        total = np.zeros(len(info.agents))
-        while True:
-            info = env.step(policy(info.vector_observations, env))[BRAIN_NAME]
-            total += info.rewards
-            if np.any(info.local_done):
-                break
-        out.append(total)
-    return np.array(out)
-
-
 def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS), folder=CALIBRATION_DIR) -> dict:
     rng = np.random.default_rng(seed)
     policies = {
-        "random_normal": lambda obs, env: np.clip(rng.standard_normal((len(obs), 4)), -1, 1),
-        "random_uniform": lambda obs, env: rng.uniform(-1, 1, (len(obs), 4)),
-        "scripted": lambda obs, env: scripted_actions(env.physics),
+        "random_normal": lambda info, env: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
+        "random_uniform": lambda info, env: rng.uniform(-1, 1, (len(info.agents), 4)),
+        "scripted": lambda info, env: scripted_actions(env.physics),
     }
     for name in actors:
         actor = load_actor(name, folder)
-        policies[name] = lambda obs, env, actor=actor: actor(obs)
+        policies[name] = lambda info, env, actor=actor: actor(info.vector_observations)
     result = {}
     for name, policy in policies.items():
-        s = scores(make_env(seed, joint_model), policy, episodes)
+        env = make_env(seed, joint_model)
+        s = play(env, lambda info: policy(info, env), episodes)
         per_arm = s.mean(0)
         result[name] = {"episode_means": s.mean(1).round(4).tolist(), "mean": round(float(s.mean()), 4),
                         "worst_arm": round(float(per_arm.min()), 4), "best_arm": round(float(per_arm.max()), 4),

@@ -14,8 +14,9 @@ from .controller import scripted_actions
 from .environment import (BRAIN_NAME, BrainInfo, BrainParameters, ReacherEnvironment,
                           UnityActionException, UnityEnvironmentException)
 from .physics import ReacherPhysics
+from .play import play
 from .unity import BUILT_IN_EXECUTABLE, find_unity_build, open_environment
 
 __all__ = ["BRAIN_NAME", "BUILT_IN_EXECUTABLE", "BrainInfo", "BrainParameters", "ReacherEnvironment",
            "ReacherPhysics", "UnityActionException", "UnityEnvironmentException", "find_unity_build",
-           "open_environment", "scripted_actions"]
+           "open_environment", "play", "scripted_actions"]

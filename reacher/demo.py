@@ -7,21 +7,7 @@ import time
 
 import numpy as np
 
-from . import BRAIN_NAME, ReacherEnvironment, scripted_actions
-
-
-def play(env, policy, episodes):
-    scores = []
-    for _ in range(episodes):
-        info = env.reset(train_mode=True)[BRAIN_NAME]
-        score = np.zeros(len(info.agents))
-        while True:
-            info = env.step(policy(info))[BRAIN_NAME]
-            score += info.rewards
-            if np.any(info.local_done):
-                break
-        scores.append(score)
-    return np.array(scores)
+from . import ReacherEnvironment, play, scripted_actions
 
 
 def main(argv=None):

@@ -181,6 +181,11 @@ class ReacherEnvironment:
             self._steps = 0
         return {BRAIN_NAME: BrainInfo(observations, rewards, done, applied)}
 
+    def seed(self, seed: int | None) -> None:
+        """Seed the goals' random angles and speeds anew: from the next reset on, the episodes
+        are those of `ReacherEnvironment(seed=seed)` (not part of the unityagents API)."""
+        self._physics.rng = np.random.default_rng(seed)
+
     def close(self) -> None:
         self._closed = True
 

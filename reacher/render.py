@@ -12,7 +12,7 @@ import io
 
 import numpy as np
 
-from .environment import BRAIN_NAME
+from .play import play
 
 # A view from in front of the grid, slightly above it, looking down the rows (MuJoCo frame: y up,
 # the agents' origins span x -40..40 and z -61.1..0, arms hang from y = 0 to about -13).
@@ -124,16 +124,10 @@ def record(env, policy, steps: int, every: int, view) -> tuple[list, np.ndarray]
     """Play `steps` steps from a reset with `policy(info) -> actions`; a frame every `every` steps.
 
     Returns the frames and each agent's score over those steps."""
-    info = env.reset(train_mode=True)[BRAIN_NAME]
-    frames, score = [view()], np.zeros(len(info.agents))
-    for t in range(1, steps + 1):
-        info = env.step(policy(info))[BRAIN_NAME]
-        score += info.rewards
-        if t % every == 0:
-            frames.append(view())
-        if np.any(info.local_done):
-            break
-    return frames, score
+    frames = []
+    scores = play(env, policy, steps=steps,
+                  on_step=lambda t, info: frames.append(view()) if t % every == 0 else None)
+    return frames, scores[0]
 
 
 def to_gif(frames: list, fps: float = 12) -> bytes:

@@ -1,4 +1,3 @@
-import numpy as np
 import pytest
 import torch
 
@@ -12,15 +11,3 @@ from reacher import BRAIN_NAME, ReacherEnvironment
 def env():
     with ReacherEnvironment(seed=0, verbose=False) as environment:
         yield environment
-
-
-def run_episode(env, policy):
-    """Play one episode from reset until done; return per-agent scores and the step count."""
-    info = env.reset()[BRAIN_NAME]
-    scores, steps = np.zeros(len(info.agents)), 0
-    while True:
-        info = env.step(policy(info))[BRAIN_NAME]
-        scores += info.rewards
-        steps += 1
-        if np.any(info.local_done):
-            return scores, steps

@@ -1,12 +1,11 @@
 """The replica's reward geometry and dynamics allow Unity's scores, and chance does not."""
 import numpy as np
 
-from reacher import scripted_actions
-from conftest import run_episode
+from reacher import play, scripted_actions
 
 
 def test_scripted_controller_scores_30_or_more(env):
-    scores = [run_episode(env, lambda info: scripted_actions(env.physics))[0].mean() for _ in range(2)]
+    scores = play(env, lambda info: scripted_actions(env.physics), episodes=2).mean(1)
     assert np.mean(scores) >= 30.0, scores
 
 
@@ -16,5 +15,5 @@ def test_random_policy_scores_near_zero(env):
     the replica to 0.03-0.30, this test to chance level on another seed."""
     rng = np.random.default_rng(0)
     policy = lambda info: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1)
-    scores = [run_episode(env, policy)[0].mean() for _ in range(3)]
+    scores = play(env, policy, episodes=3).mean(1)
     assert np.mean(scores) < 0.5, scores

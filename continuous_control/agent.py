@@ -1,0 +1,537 @@
+"""The agent of Continuous_Control.ipynb: DDPG with n-step targets, prioritized replay and NoisyNet.
+
+GENERATED from the notebook's cells tagged `export` by `python -m continuous_control.export`.
+Do not edit: edit the notebook, then export (`make export`). Each block below names its section.
+"""
+
+
+# --- 1. The environment ---
+from dataclasses import asdict, dataclass
+
+import numba
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from continuous_control import TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_scores, replay_panel
+
+
+# --- 1.3 The hyperparameters, in one place ---
+@dataclass
+class Config:
+    seed: int = 0
+    """Seed of the weights, the replay sampler, the noise and the environment's goals."""
+    gamma: float = 0.99
+    """Discount factor."""
+    n_step: int = 5
+    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 3."""
+    n_step_ramp: int = 4
+    """Episodes at each n on the way up: n = 1 in episodes 1-4, 2 in 5-8, ..., then `n_step` (0: no ramp)."""
+    buffer_size: int = 1_000_000
+    """Replay capacity in transitions (about 50 episodes of 20 arms)."""
+    batch_size: int = 256
+    """Transitions per learning update."""
+    warmup: int = 5_000
+    """Transitions stored before the first update."""
+    learn_every: int = 1
+    """Environment steps (of all 20 arms) between updates in the first `fast_episodes`, section 6."""
+    fast_episodes: int = 20
+    """Episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    learn_every_later: int = 8
+    """Environment steps between updates after `fast_episodes`."""
+    actor_lr: float = 1e-3
+    """Adam learning rate of the actor."""
+    critic_lr: float = 1e-3
+    """Adam learning rate of the critic."""
+    tau: float = 5e-3
+    """Soft-update rate of the target networks: an average over about 1/tau updates."""
+    hidden: tuple = (128, 128)
+    """Hidden layer sizes of both networks."""
+    grad_clip: float = 1.0
+    """Largest norm of the critic's gradient."""
+    alpha: float = 0.5
+    """Prioritization exponent; 0 gives uniform replay, section 4."""
+    beta_start: float = 0.4
+    """Importance-sampling exponent at the start, annealed linearly to 1."""
+    beta_steps: int = 110_000
+    """Environment steps over which beta reaches 1 (about 110 episodes)."""
+    priority_offset: float = 1e-3
+    """c in p = |TD error| + c: no transition's priority is zero."""
+    exploration: str = "noisynet"
+    """'noisynet' (noisy actor weights, section 5), action noise ('ou' or 'gaussian'), or 'none'."""
+    noise_per_arm: bool = False
+    """NoisyNet acting noise: one sample per arm (True) or one shared by all 20 arms (False)."""
+    noisy_sigma0: float = 0.5
+    """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
+    ou_kappa: float = 0.15
+    """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
+    action_noise: float = 0.2
+    """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
+
+    def __post_init__(self):
+        explorations = ("noisynet", "ou", "gaussian", "none")
+        if self.exploration not in explorations:
+            raise ValueError(f"Config.exploration: unknown {self.exploration!r}; use one of {explorations}")
+        if self.noise_per_arm and self.exploration != "noisynet":
+            raise ValueError("Config.noise_per_arm needs exploration='noisynet'")
+
+
+# --- 2.1 The actor, the critic and the deterministic policy gradient ---
+class Normalizer(nn.Module):
+    """Standardises states with the running mean and variance of every state seen so far. Its
+    statistics are buffers: saved with the weights, and traced into the exported policy."""
+
+    def __init__(self, size: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula)."""
+        n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
+        total = self.count + n
+        delta = mean - self.mean
+        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * self.count * n / total) / total)
+        self.mean.add_(delta * n / total)
+        self.count.copy_(total)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
+
+
+class Actor(nn.Module):
+    """mu_theta(s): ReLU hidden layers, tanh output, each linear layer made by `layer`."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple, layer=nn.Linear):
+        super().__init__()
+        sizes = (state_size, *hidden, action_size)
+        self.layers = nn.ModuleList(layer(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        x = state
+        for layer in self.layers[:-1]:
+            x = F.relu(layer(x))
+        return torch.tanh(self.layers[-1](x))
+
+
+class Critic(nn.Module):
+    """Q_phi(s, a): state and action concatenated, ReLU hidden layers, one output."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple):
+        super().__init__()
+        sizes = (state_size + action_size, *hidden)
+        self.hidden = nn.ModuleList(nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+        self.out = nn.Linear(sizes[-1], 1)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([state, action], dim=-1)
+        for layer in self.hidden:
+            x = F.relu(layer(x))
+        return self.out(x).squeeze(-1)
+
+
+# --- 2.2 Target networks and the update ---
+class DDPG:
+    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2)."""
+
+    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, state_size: int, action_size: int):
+        self.cfg, self.actor, self.actor_target = cfg, actor, actor_target
+        self.critic = Critic(state_size, action_size, cfg.hidden)
+        self.critic_target = Critic(state_size, action_size, cfg.hidden)
+        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+            target.requires_grad_(False)
+            target.load_state_dict(online.state_dict())          # the targets start as copies
+        self.actor_params, self.critic_params = flatten_parameters(self.actor), flatten_parameters(self.critic)
+        self.actor_target_params = flatten_parameters(self.actor_target)
+        self.critic_target_params = flatten_parameters(self.critic_target)
+        self.norm = Normalizer(state_size)
+        self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
+
+    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float]:
+        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors and the loss."""
+        with torch.no_grad():
+            y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
+        td = y - self.critic(s, a)
+        loss = (w * td.pow(2)).mean()
+        self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
+        loss.backward()
+        grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
+        grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
+        self.critic_opt.step()
+        return td.detach(), loss.item()
+
+    def update_actor(self, s) -> float:
+        """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
+        gradient dQ/da is needed, its weight gradients are not."""
+        self.critic.requires_grad_(False)
+        loss = -self.critic(s, self.actor(s)).mean()
+        self.actor_params.grad.zero_()
+        loss.backward()
+        self.critic.requires_grad_(True)
+        self.actor_opt.step()
+        return loss.item()
+
+    @torch.no_grad()
+    def update_targets(self) -> None:
+        """Step 3: target <- target + tau (online - target), in place, one operation per network."""
+        self.actor_target_params.lerp_(self.actor_params, self.cfg.tau)
+        self.critic_target_params.lerp_(self.critic_params, self.cfg.tau)
+
+
+# --- 3. n-step targets ---
+class NStepAccumulator:
+    """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
+
+    def __init__(self, n: int, gamma: float, num_agents: int, state_size: int, action_size: int):
+        self.n, self.gamma = n, gamma
+        self.states = np.zeros((n, num_agents, state_size), np.float32)
+        self.actions = np.zeros((n, num_agents, action_size), np.float32)
+        self.rewards = np.zeros((n, num_agents), np.float32)
+        self.count = 0                                        # steps in the window
+        self.discounts = gamma ** np.arange(n + 1)             # 1, g, g^2, ..., g^n
+
+    def push(self, states, actions, rewards, next_states, done: bool):
+        """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
+        if done:      # next_states is the next episode's start: drop this step, flush the window
+            out = self._flush(bootstrap_states=states)
+            self.count = 0
+            return out
+        if self.count == self.n:                              # slide: forget the oldest step
+            for window in (self.states, self.actions, self.rewards):
+                window[:-1] = window[1:]
+            self.count -= 1
+        k = self.count
+        self.states[k], self.actions[k], self.rewards[k] = states, actions, rewards
+        self.count += 1
+        if self.count < self.n:
+            return None
+        # The window holds t .. t+n-1: emit the transition starting at t, bootstrapping at t+n.
+        ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+        disc = np.full(len(ret), self.discounts[self.n], np.float32)
+        return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+
+    def _flush(self, bootstrap_states):
+        """The window's steps not yet emitted as starts, with returns truncated at the last real state.
+
+        After a full window, its oldest step was already emitted: steps 1..count-1 remain.
+        Before the window first fills, all `count` steps remain."""
+        first = 1 if self.count == self.n else 0
+        m = self.count
+        if m - first <= 0:
+            return None
+        starts = np.arange(first, m)                           # start j covers steps j..m-1
+        lengths = m - starts
+        # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
+        weights = np.where(np.arange(m)[None, :] >= starts[:, None],
+                           self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
+        ret = weights @ self.rewards[:m]                       # (starts, arms)
+        agents = self.rewards.shape[1]
+        disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
+        boot = np.broadcast_to(bootstrap_states, (len(starts),) + bootstrap_states.shape)
+        flat = lambda x: x.reshape((-1,) + x.shape[2:])
+        return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
+                flat(np.array(boot, np.float32)), disc)
+
+
+# --- 4.1 Sampling by priority, with a sum tree ---
+@numba.njit
+def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
+    """Write each leaf, then recompute its ancestors from their children, up to the root."""
+    for k in range(len(index)):
+        node = index[k] + leaves
+        tree[node] = values[k]
+        node //= 2
+        while node >= 1:
+            tree[node] = tree[2 * node] + tree[2 * node + 1]
+            node //= 2
+
+
+@numba.njit
+def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
+    """For each prefix sum u: walk down, left if u < left child's sum, else subtract it and go right."""
+    found = np.empty(len(values), np.int64)
+    for k in range(len(values)):
+        node, u = 1, values[k]
+        while node < leaves:
+            left = tree[2 * node]
+            if u >= left:
+                u -= left
+                node = 2 * node + 1
+            else:
+                node = 2 * node
+        found[k] = node - leaves
+    return found
+
+
+class SumTree:
+    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
+
+    def __init__(self, capacity: int):
+        self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.tree = np.zeros(2 * self.leaves)
+
+    def __getitem__(self, index):
+        return self.tree[np.asarray(index) + self.leaves]
+
+    def __setitem__(self, index, values):
+        index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
+
+    def total(self) -> float:
+        """The sum of all leaves: the root."""
+        return self.tree[1]
+
+    def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
+        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
+        return tree_find(self.tree, self.leaves, np.ascontiguousarray(values, dtype=np.float64))
+
+
+# --- 4.2 Importance weights, and the buffer ---
+class PrioritizedReplay:
+    """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
+
+    def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
+                 offset: float, rng: np.random.Generator):
+        self.capacity, self.alpha, self.offset, self.rng = capacity, alpha, offset, rng
+        self.states = np.zeros((capacity, state_size), np.float32)
+        self.actions = np.zeros((capacity, action_size), np.float32)
+        self.returns = np.zeros(capacity, np.float32)
+        self.next_states = np.zeros((capacity, state_size), np.float32)
+        self.discounts = np.zeros(capacity, np.float32)
+        self.priorities = SumTree(capacity)       # holds p_i^alpha
+        self.max_priority = 1.0                   # new transitions get the largest p_i so far
+        self.next, self.size = 0, 0
+
+    def add(self, states, actions, returns, next_states, discounts) -> None:
+        idx = (self.next + np.arange(len(returns))) % self.capacity
+        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
+        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+
+    def sample(self, batch: int, beta: float):
+        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j (j in the batch), the batch."""
+        total = self.priorities.total()
+        bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
+        idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
+        weights = (self.size * self.priorities[idx] / total) ** -beta
+        weights /= weights.max()
+        batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
+                        self.next_states[idx], self.discounts[idx])
+        return idx, weights.astype(np.float32), batch_arrays
+
+    def update_priorities(self, idx, td_errors) -> None:
+        priorities = np.abs(td_errors) + self.offset
+        self.max_priority = max(self.max_priority, float(priorities.max()))
+        self._set_priority(idx, priorities)
+
+    def _set_priority(self, idx, priorities) -> None:
+        self.priorities[idx] = priorities ** self.alpha
+
+
+# --- 5.1 Noisy layers ---
+class NoisyLinear(nn.Module):
+    """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
+
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+        super().__init__()
+        bound = in_features ** -0.5
+        self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
+        self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
+        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
+        self.noisy = True
+
+    def set_noise(self, eps: torch.Tensor) -> None:
+        """eps: in_features + out_features standard normal numbers."""
+        f = eps.sign() * eps.abs().sqrt()
+        self.eps_in.copy_(f[: self.eps_in.numel()])
+        self.eps_out.copy_(f[self.eps_in.numel():])
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.eps_in.shape[-1]}, out_features={self.eps_out.shape[-1]}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.noisy:
+            return F.linear(x, self.weight_mean, self.bias_mean)
+        if self.eps_in.dim() == 2:       # a noise sample per row of x: f_out * (sigma_w (f_in * x))
+            noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
+            return F.linear(x, self.weight_mean, self.bias_mean) + self.eps_out * noise
+        weight = self.weight_mean + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
+        return F.linear(x, weight, self.bias_mean + self.bias_sigma * self.eps_out)
+
+
+# --- 5.2 The noisy actor, and noise correlated in time ---
+class NoisyActor(Actor):
+    """The actor with NoisyLinear layers whose noise buffers are views into one buffer `noise`:
+    one noise sample for a whole batch (noise_rows None), or one per row of `noise_rows` states."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, noise_rows: int | None = None):
+        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0))
+        self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.layers)
+        shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
+        self.register_buffer("noise", torch.zeros(shape))
+        start = 0
+        for layer in self.layers:
+            for name in ("eps_in", "eps_out"):
+                size = getattr(layer, name).numel()
+                setattr(layer, name, self.noise[..., start:start + size])
+                start += size
+
+    def set_noise(self, eps: torch.Tensor | None) -> None:
+        """Noise for every layer (`noise_size` standard normal numbers, or a row of them per
+        state), or None for the mean weights."""
+        for layer in self.layers:
+            layer.noisy = eps is not None
+        if eps is not None:
+            self.noise.copy_(eps.sign() * eps.abs().sqrt())      # f(eps) of NoisyLinear, all layers at once
+
+
+class OrnsteinUhlenbeck:
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
+    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+
+    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
+        self.kappa, self.scale, self.generator = kappa, scale, generator
+        self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
+
+    def sample(self) -> torch.Tensor:
+        xi = torch.randn(self.state.shape, generator=self.generator)
+        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+        return self.state
+
+
+# --- 6.1 The behaviour policy ---
+class Behaviour(nn.Module):
+    """What acts: copies of the learner's normaliser and actor, and the exploration noise of this step."""
+
+    def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
+                 generator: torch.Generator):
+        super().__init__()
+        self.cfg, self.generator = cfg, generator
+        self.norm, self.actor = Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
+        self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
+        self.copies = [(flatten_parameters(self.actor), learner.actor_params),      # (copy, source)
+                       *zip(self.norm.buffers(), learner.norm.buffers())]
+        noisy = cfg.exploration == "noisynet"
+        shape = tuple(actor.noise.shape) if noisy else (num_agents, action_size)
+        self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, 1.0 if noisy else cfg.action_noise, generator)
+
+    @torch.no_grad()
+    def refresh(self, explore: bool = True) -> None:
+        """Copy the learner's actor and state statistics, and draw this step's exploration noise."""
+        for copy, source in self.copies:
+            copy.copy_(source)
+        exploration = self.cfg.exploration
+        if exploration == "noisynet":          # noise 0 in every layer: the mean weights
+            self.actor.set_noise(self.noise.sample() if explore else torch.zeros(self.actor.noise_size))
+        elif explore and exploration == "ou":
+            self.action_noise.copy_(self.noise.sample())
+        elif explore and exploration == "gaussian":
+            self.action_noise.normal_(0, self.cfg.action_noise, generator=self.generator)
+        else:
+            self.action_noise.zero_()
+
+    @torch.no_grad()
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
+
+
+# --- 6.2 The agent: all of it together ---
+class Agent(DDPG):
+    """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
+
+    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
+        self.rng = np.random.default_rng(cfg.seed)
+        self.gen = torch.Generator().manual_seed(cfg.seed)
+        torch.manual_seed(cfg.seed)
+        noisy = cfg.exploration == "noisynet"
+        make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
+                                        if noisy else Actor(state_size, action_size, cfg.hidden))
+        super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
+        if noisy:
+            self.actor_target.set_noise(None)                 # the target actor uses the mean weights
+        acting = make_actor(num_agents if cfg.noise_per_arm else None)     # acting noise per arm, or shared
+        self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
+        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng)
+        self.sizes, self.nstep, self.learn_every = (num_agents, state_size, action_size), None, cfg.learn_every
+        self.steps, self.updates = 0, 0
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
+        cfg = self.cfg
+        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
+        if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
+            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
+        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+        self.behaviour.refresh()
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        """The behaviour policy's actions for all arms; explore=False: the current mean actor, no noise."""
+        if not explore:
+            self.behaviour.refresh(explore=False)
+        return self.behaviour(torch.as_tensor(states, dtype=torch.float32)).numpy()
+
+    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        if not done:
+            self.behaviour.refresh()                      # the next step's policy, before this step's update
+        self.norm.update(torch.as_tensor(states, dtype=torch.float32))
+        transitions = self.nstep.push(states, actions, rewards, next_states, done)
+        if transitions is not None:
+            self.memory.add(*transitions)
+        self.steps += 1
+        if self.memory.size >= max(self.cfg.warmup, self.cfg.batch_size) and self.steps % self.learn_every == 0:
+            self.learn()
+
+    def beta(self) -> float:
+        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+
+    def learn(self) -> tuple[float, float]:
+        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+        s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
+        s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+        td, critic_loss = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
+        self.memory.update_priorities(idx, td.numpy())
+        if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
+            self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
+        actor_loss = self.update_actor(s)
+        self.update_targets()
+        self.updates += 1
+        return critic_loss, actor_loss
+
+
+# --- 7. Training ---
+def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
+          resume: bool = False, live: bool = True, **bookkeeping) -> dict:
+    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
+    brain_name = env.brain_names[0]
+    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed (a Unity build seeds itself)
+        env.seed(cfg.seed)
+    states = env.reset(train_mode=True)[brain_name].vector_observations
+    num_agents, state_size = states.shape
+    agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
+    for episode in range(run.start(resume), max_episodes + 1):
+        states = env.reset(train_mode=True)[brain_name].vector_observations
+        agent.begin_episode(episode)
+        scores = np.zeros(num_agents)
+        while True:
+            actions = agent.act(states)                            # every arm at once, with exploration
+            env_info = env.step(actions)[brain_name]
+            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
+            done = any(env_info.local_done)
+            agent.step(states, actions, rewards, next_states, done)    # store, and learn
+            scores += rewards
+            states = next_states
+            if done:
+                break
+        if run.end_episode(episode, scores):                      # scores, log, checkpoint; True when finished
+            break
+    return run.finish()                                           # result files in run_dir

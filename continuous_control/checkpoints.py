@@ -1,0 +1,159 @@
+"""Checkpoints: everything needed to go on after an interruption, written atomically, and reused
+only by the same configuration and the same code.
+
+    fingerprint = code_fingerprint(train)          # the code that `train` runs, and nothing else
+    save_checkpoint(folder, agent, env, episode, history, fingerprint)
+    restored = load_checkpoint(folder, agent, env, fingerprint)    # (episode, history) or None
+
+A checkpoint is one file, `checkpoint.npz`: the replay buffer's arrays and, as one more array of
+bytes, the state (networks, optimisers, counters, every random generator, the history). It is
+written under a temporary name and renamed into place, so an interruption at any moment leaves
+either the old checkpoint or the new one, never a mix.
+"""
+import hashlib
+import io
+import os
+import types
+from dataclasses import asdict
+
+import numpy as np
+import torch
+
+FILE = "checkpoint.npz"
+REPLAY = ("states", "actions", "returns", "next_states", "discounts")
+NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
+
+
+def code_fingerprint(entry) -> str:
+    """SHA-256 of the compiled code that `entry` runs: its bytecode, constants, names and default
+    arguments, and recursively those of every class and function of its own module that it names
+    (a base class, a method's callee, a function compiled by numba). Comments, blank lines and
+    line numbers do not count; any change to what runs does."""
+    digest, seen = hashlib.sha256(), set()
+    module = entry.__module__
+
+    def follow(code, scope):
+        """The classes and functions of the same module that this code names."""
+        for name in code.co_names:
+            target = scope.get(name)
+            if callable(target) and getattr(target, "__module__", None) == module:
+                add(target, scope)
+
+    def add(value, scope):
+        if isinstance(value, types.CodeType):
+            digest.update(value.co_code + repr((value.co_names, value.co_varnames)).encode())
+            for const in value.co_consts:
+                add(const, scope)
+            follow(value, scope)
+        elif isinstance(value, (staticmethod, classmethod)):
+            add(value.__func__, scope)
+        elif isinstance(value, property):
+            add(value.fget, scope)
+        elif isinstance(value, types.FunctionType):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            digest.update(value.__qualname__.encode())
+            add(value.__code__, value.__globals__)
+            add(value.__defaults__, scope)
+        elif isinstance(value, type):
+            if id(value) in seen:
+                return
+            seen.add(id(value))
+            digest.update(value.__qualname__.encode())
+            for base in value.__bases__:
+                if base.__module__ == module:
+                    add(base, scope)
+            for name, member in sorted(vars(value).items()):
+                if not name.startswith("__") or isinstance(member, types.FunctionType):
+                    digest.update(name.encode())
+                    add(member, scope)
+        elif hasattr(value, "py_func"):           # a numba dispatcher: the Python function it compiles
+            add(value.py_func, scope)
+        elif isinstance(value, tuple):
+            for item in value:
+                add(item, scope)
+        elif isinstance(value, frozenset):        # `x in {"a", "b"}` compiles to one: its order
+            for item in sorted(value, key=repr):   # follows the string hash, new in every process
+                add(item, scope)
+        elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
+            digest.update(repr(value).encode())
+
+    add(entry, getattr(entry, "__globals__", {}))
+    return digest.hexdigest()
+
+
+def _random_state(agent, env) -> dict:
+    physics = getattr(env, "physics", None)
+    return {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
+            "torch_global": torch.get_rng_state(), "noise": agent.behaviour.noise.state,
+            "env": physics.rng.bit_generator.state if physics is not None else None}
+
+
+def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str) -> None:
+    """Everything needed to resume after `episode`, in one file swapped in by one rename."""
+    os.makedirs(folder, exist_ok=True)
+    m = agent.memory
+    state = {
+        "config": asdict(agent.cfg), "code": fingerprint, "episode": episode, "history": history,
+        "steps": agent.steps, "updates": agent.updates,
+        "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
+        "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
+        "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority},
+        "random": _random_state(agent, env),
+    }
+    blob = io.BytesIO()
+    torch.save(state, blob)
+    replay = {name: getattr(m, name)[:m.size] for name in REPLAY}
+    temporary = os.path.join(folder, FILE + ".tmp")
+    with open(temporary, "wb") as f:
+        np.savez(f, state=np.frombuffer(blob.getvalue(), np.uint8),
+                 priorities=m.priorities[np.arange(m.size)], **replay)
+    os.replace(temporary, os.path.join(folder, FILE))      # atomic: the old checkpoint or this one
+
+
+def set_aside(folder: str) -> str:
+    """Rename a checkpoint folder to the first free `<folder>.old-<k>`; never delete it."""
+    k = 1
+    while os.path.exists(f"{folder}.old-{k}"):
+        k += 1
+    os.rename(folder, f"{folder}.old-{k}")
+    return f"{folder}.old-{k}"
+
+
+def load_checkpoint(folder: str, agent, env, fingerprint: str):
+    """Restore a checkpoint of the same configuration and code into `agent` and `env`; return
+    (episode, history), or None (with the reason printed) when there is none to reuse."""
+    path = os.path.join(folder, FILE)
+    if not os.path.exists(path):
+        print(f"No checkpoint in {folder}: starting afresh.")
+        return None
+    with np.load(path) as saved:
+        state = torch.load(io.BytesIO(saved["state"].tobytes()), weights_only=False)
+        if state["config"] != asdict(agent.cfg):
+            print(f"The checkpoint in {folder} has another configuration: starting afresh "
+                  f"(kept in {set_aside(folder)}).")
+            return None
+        if state["code"] != fingerprint:
+            print(f"The checkpoint in {folder} was made by other code (the definitions changed): starting afresh "
+                  f"(kept in {set_aside(folder)}).")
+            return None
+        m = agent.memory
+        n = state["memory"]["size"]
+        for name in REPLAY:
+            getattr(m, name)[:n] = saved[name]
+        m.priorities[np.arange(n)] = saved["priorities"]
+    m.next, m.size, m.max_priority = state["memory"]["next"], n, state["memory"]["max_priority"]
+    for k, weights in state["nets"].items():
+        getattr(agent, k).load_state_dict(weights)
+    agent.actor_opt.load_state_dict(state["opts"]["actor"])
+    agent.critic_opt.load_state_dict(state["opts"]["critic"])
+    random = state["random"]
+    agent.rng.bit_generator.state = random["numpy"]
+    agent.gen.set_state(random["torch"])
+    torch.set_rng_state(random["torch_global"])
+    agent.behaviour.noise.state = random["noise"]
+    if random["env"] is not None and hasattr(env, "physics"):
+        env.physics.rng.bit_generator.state = random["env"]
+    agent.steps, agent.updates = state["steps"], state["updates"]
+    return state["episode"], state["history"]

@@ -1,0 +1,96 @@
+"""Every plot of the project, drawn from a run's history or from saved run folders (results.py).
+
+    plot_scores(history, ax)           # one run: per-episode mean, worst-best band, 100-episode average
+    plot_seeds(runs, ax)               # several seeds of one configuration
+    plot_variants(results, ax)         # mean across seeds with a worst-best seed band, per variant
+    fig = plot_ablations(results)      # one panel per ablation, each against the full agent on its seeds
+"""
+import numpy as np
+
+from .results import TARGET_SCORE, WINDOW
+from .variants import LABELS, VARIANTS
+
+COLORS = {name: f"C{k % 10}" for k, name in enumerate(VARIANTS)}
+
+
+def plot_scores(history: dict, ax, title: str = None) -> None:
+    """Per-episode 20-arm mean with the worst-best arm band, the average of the last 100 episodes
+    (of all episodes so far, before episode 100), and the solve line."""
+    ax.clear()
+    episodes = np.arange(1, len(history["mean"]) + 1)
+    ax.fill_between(episodes, history["min"], history["max"], alpha=0.25, label="worst to best of the 20 arms")
+    ax.plot(episodes, history["mean"], lw=1.5, label="mean of the 20 arms")
+    ax.plot(episodes, history["avg100"], lw=2, label=f"mean of the last {WINDOW} episodes (so far, before {WINDOW})")
+    ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1, label=f"solved: {TARGET_SCORE:g}")
+    if history.get("solved_at"):
+        ax.axvline(history["solved_at"], color="g", ls=":", label=f"solved at episode {history['solved_at']}")
+    ax.set_xlabel("episode")
+    ax.set_ylabel("score")
+    ax.set_ylim(0, 41)
+    ax.legend(loc="lower right")
+    ax.grid(alpha=0.3)
+    if title:
+        ax.set_title(title)
+
+
+def history_of(run: dict) -> dict:
+    """A saved run's scores in the form `plot_scores` takes."""
+    history = {key: run["scores"][key] for key in ("mean", "min", "max", "avg100")}
+    history["solved_at"] = run["summary"]["solved_at"]
+    return history
+
+
+def plot_seeds(runs: list, ax) -> None:
+    """Every seed's per-episode mean (thin) and 100-episode average (thick)."""
+    for i, run in enumerate(runs):
+        s = run["scores"]
+        ax.plot(s["episode"], s["mean"], color=f"C{i}", lw=.8, alpha=.6)
+        ax.plot(s["episode"], s["avg100"], color=f"C{i}", lw=2,
+                label=f"seed {run['summary']['seed']}: solved at {run['summary']['solved_at']}")
+    ax.axhline(TARGET_SCORE, color="C3", ls="--", lw=1)
+    ax.set_xlabel("episode")
+    ax.set_ylabel("score; thick: 100-episode average")
+    ax.set_ylim(0, 41)
+    ax.grid(alpha=.3)
+    ax.legend(loc="upper left", fontsize=8)
+
+
+def plot_variants(results: dict, ax, episodes: int = WINDOW) -> None:
+    """Per variant: the mean across seeds of the per-episode score, and the band from the worst
+    to the best seed."""
+    for variant, runs in results.items():
+        c = np.array([run["scores"]["mean"][:episodes] for run in runs])
+        x = np.arange(1, c.shape[1] + 1)
+        ax.fill_between(x, c.min(0), c.max(0), color=COLORS[variant], alpha=.15, lw=0)
+        seeds = ", ".join(str(run["summary"]["seed"]) for run in runs)
+        ax.plot(x, c.mean(0), color=COLORS[variant], lw=2, label=f"{LABELS[variant]} (seed{'s' * (len(runs) > 1)} {seeds})")
+    ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
+    ax.set_xlabel("episode")
+    ax.set_ylabel("score, mean of the 20 arms")
+    ax.set_ylim(0, 41)
+    ax.set_xlim(0, episodes + 1)
+    ax.grid(alpha=.3)
+    ax.legend(loc="lower right", fontsize=8)
+
+
+def plot_ablations(results: dict, episodes: int = WINDOW):
+    """One panel per ablation, each against the full agent on the ablation's own seeds."""
+    import matplotlib.pyplot as plt
+    others = [v for v in results if v != "full"]
+    rows = max(1, (len(others) + 1) // 2)
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.2 * rows + 0.6), sharex=True, sharey=True, squeeze=False)
+    for ax, variant in zip(axes.flat, others):
+        seeds = {run["summary"]["seed"] for run in results[variant]}
+        full = [run for run in results.get("full", []) if run["summary"]["seed"] in seeds]
+        plot_variants({"full": full, variant: results[variant]} if full else {variant: results[variant]}, ax, episodes)
+        ax.set_title(LABELS[variant], fontsize=10)
+    for ax in axes.flat[len(others):]:
+        ax.axis("off")
+    for ax in axes[:-1].flat:
+        ax.set_xlabel("")
+    for ax in axes[:, 1]:
+        ax.set_ylabel("")
+    fig.suptitle("Each ablation against the full agent on the same seeds: mean of the seeds' 20-arm scores, "
+                 "band from worst to best seed")
+    fig.tight_layout()
+    return fig

@@ -1,0 +1,124 @@
+"""Watching a trained policy: saved networks, rendered replays and the notebook's replay panel.
+
+    nets = load_networks("checkpoints")            # actor, actor_target, critic, normalizer, from the saved weights
+    frames, scores, renderer = render_replay(policy_of(nets), steps=300, every=6)
+    replay_panel(policy)                           # the notebook's panel: goals' speed and size, play, scrub
+
+Frames come from MuJoCo's offscreen renderer where an OpenGL context exists, else from a
+matplotlib drawing from above (reacher/render.py).
+"""
+import io
+import json
+import os
+
+import numpy as np
+import torch
+from IPython.display import display
+
+from .results import EVAL_SEED, ROOT
+
+
+def load_networks(run_dir: str = "checkpoints") -> dict:
+    """The saved actor, target actor, critic and state normaliser of a run, rebuilt from the
+    agent's classes and the run's saved configuration; `load_state_dict` is strict, so a network
+    that does not match its weights fails here."""
+    from .agent import Actor, Critic, NoisyActor, Normalizer
+    run = os.path.join(ROOT, run_dir)
+    cfg = json.load(open(os.path.join(run, "config.json")))
+    hidden, noisy = tuple(cfg["hidden"]), cfg["exploration"] == "noisynet"
+    actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
+    nets = {"actor": actor(), "actor_target": actor(), "critic": Critic(33, 4, hidden), "normalizer": Normalizer(33)}
+    for name, net in nets.items():
+        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt")))
+        if noisy and name.startswith("actor"):
+            net.set_noise(None)          # the mean weights: the noise-free policy
+    return nets
+
+
+def policy_of(nets: dict):
+    """The exported policy, the target actor without noise behind the state normaliser, as
+    `policy(info) -> actions`."""
+    actor, norm = nets["actor_target"], nets["normalizer"]
+
+    def policy(info):
+        with torch.no_grad():
+            return actor(norm(torch.as_tensor(info.vector_observations, dtype=torch.float32))).numpy()
+    return policy
+
+
+def render_replay(policy, steps: int = 300, every: int = 6, width: int = 480, height: int = 270,
+                  seed: int = EVAL_SEED, config: dict = None, **camera):
+    """Frames of `policy(info) -> actions` on goals unseen in training, every `every` steps; each
+    arm's score over those steps; and the renderer's name."""
+    from reacher import ReacherEnvironment
+    from reacher.render import make_view, record
+    env = ReacherEnvironment(seed=seed, verbose=False)
+    env.reset(config=config or {})
+    view = make_view(env.physics, width, height, **camera)
+    frames, scores = record(env, policy, steps, every, view)
+    view.close()
+    env.close()
+    return frames, scores, view.name
+
+
+def png(frame: np.ndarray) -> bytes:
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+class WithFallback:
+    """A widget shown live where a kernel runs, and as a still image (or a line of text) where none
+    does: GitHub, nbviewer, `nbconvert --to html`, or JupyterLab before the cell is re-run."""
+
+    def __init__(self, widget, still: bytes, text: str):
+        self.widget, self.still, self.text = widget, still, text
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = self.widget._repr_mimebundle_(**kwargs)
+        data.update({"image/png": self.still, "text/plain": self.text})
+        return data
+
+
+def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, height: int = 270) -> None:
+    """The exported policy without noise on unseen goals: choose the goals' speed and size (the
+    environment's reset parameters), press *replay*, then play or drag the slider."""
+    import ipywidgets as widgets
+
+    def act(info):
+        with torch.no_grad():
+            return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+
+    def replay(speed=1.0, size=5.0):
+        frames, scores, renderer = render_replay(act, steps, every, width, height,
+                                                 config={"goal_speed": speed, "goal_size": size})
+        return [png(f) for f in frames], scores, renderer
+
+    frames, scores, renderer = replay()
+    picture = widgets.Image(value=frames[len(frames) // 2], format="png", width=width)
+    scrub = widgets.IntSlider(len(frames) // 2, 0, len(frames) - 1, description="frame")
+    play = widgets.Play(value=scrub.value, min=0, max=len(frames) - 1, interval=80)
+    widgets.jslink((play, "value"), (scrub, "value"))
+    speed = widgets.FloatSlider(1.0, min=0.0, max=3.0, step=0.25, description="goal speed")
+    size = widgets.FloatSlider(5.0, min=1.0, max=8.0, step=0.5, description="goal size")
+    again = widgets.Button(description="replay")
+    status = widgets.Label(f"{len(frames)} frames; mean score over these {steps} steps {scores.mean():.2f}")
+
+    def rerun(_):
+        nonlocal frames
+        status.value = "rendering..."
+        frames, new_scores, _ = replay(speed.value, size.value)
+        scrub.max = play.max = len(frames) - 1
+        scrub.value = 0
+        picture.value = frames[0]
+        status.value = f"{len(frames)} frames; mean score over these {steps} steps {new_scores.mean():.2f}"
+
+    scrub.observe(lambda change: setattr(picture, "value", frames[change["new"]]), names="value")
+    again.on_click(rerun)
+    panel = widgets.VBox([widgets.HBox([speed, size, again]), picture, widgets.HBox([play, scrub]), status])
+    display(WithFallback(panel, frames[len(frames) // 2],
+                         f"[replay panel: needs a running kernel; its middle frame is shown as an image]"))
+    print(f"Replay: {len(frames)} frames ({renderer}), goals of environment seed {EVAL_SEED}; "
+          f"mean score of the 20 arms over these {steps} steps {scores.mean():.2f} "
+          f"(worst arm {scores.min():.2f}, best {scores.max():.2f})")

@@ -1,0 +1,120 @@
+"""A run folder: what a training run leaves behind, written once and read by everyone.
+
+    save_results(run_dir, agent, history, env)   # at the end of training (TrainingRun.finish)
+    run = load_run("checkpoints")                # config, summary, per-episode scores, per-arm scores
+    results = load_results()                     # {variant: [runs]} from results/<variant>/seed<k>/
+    first_episode_at(run["scores"]["mean"])      # the first episode whose 20-arm mean reached 30
+
+A run folder holds `config.json`, `scores.csv` (per episode: the 20-arm mean, worst and best arm,
+the average of the last 100 episodes, wall seconds), `arm_scores.csv` (every arm's score),
+`summary.json`, the weights (`actor.pt`, `actor_target.pt`, `critic.pt`, `normalizer.pt`) and
+the exported policy `actor.pt2`.
+"""
+import copy
+import glob
+import json
+import os
+import platform
+from dataclasses import asdict
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+from .variants import VARIANTS
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET_SCORE = 30.0       # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
+WINDOW = 100
+EVAL_SEED = 10_000        # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
+
+
+def first_episode_at(means, level: float = TARGET_SCORE):
+    """The first episode (counting from 1) whose score reached `level`, or None."""
+    hits = np.flatnonzero(np.asarray(means) >= level)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def machine() -> str:
+    return f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
+
+
+def export_policy(agent, path: str, state_size: int) -> None:
+    """The target actor with its state normaliser, without noise, as a `torch.export` program:
+    loadable with torch alone (`torch.export.load(path).module()`), for any number of arms."""
+    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor_target)).eval()
+    for p in policy.parameters():
+        p.data = p.data.clone()           # a tensor of its own for each weight, not a view into a flat one
+    # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
+    exported = torch.export.export(policy, (torch.zeros(2, state_size),),
+                                   dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
+    torch.export.save(exported, path)
+
+
+def save_results(run_dir: str, agent, history: dict, env) -> dict:
+    """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary."""
+    os.makedirs(run_dir, exist_ok=True)
+    for name in ("actor", "actor_target", "critic"):
+        torch.save(getattr(agent, name).state_dict(), os.path.join(run_dir, f"{name}.pt"))
+    torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
+    export_policy(agent, os.path.join(run_dir, "actor.pt2"), agent.norm.mean.numel())
+    with open(os.path.join(run_dir, "config.json"), "w") as f:
+        json.dump(asdict(agent.cfg), f, indent=2)
+    with open(os.path.join(run_dir, "scores.csv"), "w") as f:
+        f.write("episode,mean,min,max,avg100,wall_seconds\n")
+        columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
+        for i, row in enumerate(columns):
+            f.write(f"{i + 1}," + ",".join(f"{v:.4f}" for v in row) + "\n")
+    with open(os.path.join(run_dir, "arm_scores.csv"), "w") as f:
+        f.write("episode," + ",".join(f"arm{k}" for k in range(len(history["arms"][0]))) + "\n")
+        for i, row in enumerate(history["arms"]):
+            f.write(f"{i + 1}," + ",".join(f"{v:.2f}" for v in row) + "\n")
+    solved = history["solved_at"]
+    summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
+               "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
+               "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
+               "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
+               "wall_seconds": history["wall"][-1],
+               "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
+               "environment": getattr(env, "description", "Unity build"),
+               "machine": machine(), "seed": agent.cfg.seed}
+    with open(os.path.join(run_dir, "summary.json"), "w") as f:
+        json.dump(summary, f, indent=2)
+    return summary
+
+
+def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
+    """The exported policy (actor.pt2) without noise on goals unseen in training (environment seed
+    EVAL_SEED + seed): the 20-arm mean of each episode, and each arm's mean over the episodes."""
+    from reacher import ReacherEnvironment, play
+    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
+
+    def act(info):
+        with torch.no_grad():
+            return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+
+    scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), act, episodes)
+    return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
+
+
+def load_run(path: str) -> dict:
+    """A run folder (relative to the project root, or absolute): its configuration, summary, the
+    per-episode scores as numpy columns and the per-arm scores (episodes x arms)."""
+    path = os.path.join(ROOT, path)
+    scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
+    arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]
+    return {"dir": os.path.relpath(path, ROOT), "config": json.load(open(os.path.join(path, "config.json"))),
+            "summary": json.load(open(os.path.join(path, "summary.json"))),
+            "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
+
+
+def load_variant(variant: str, root: str = "results") -> list:
+    """Every seed's finished run in <root>/<variant>/, by seed."""
+    folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")), key=lambda p: int(p.rsplit("seed", 1)[1]))
+    return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]
+
+
+def load_results(root: str = "results") -> dict:
+    """{variant: [runs]} for the variants that have results in <root>, in the order of VARIANTS."""
+    found = {v: load_variant(v, root) for v in VARIANTS}
+    return {v: runs for v, runs in found.items() if runs}

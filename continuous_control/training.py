@@ -1,0 +1,78 @@
+"""A training run's bookkeeping, so that the notebook's training loop is the loop and nothing else.
+
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes)
+    first = run.start(resume)              # 1, or the episode after the last checkpoint
+    for episode in range(first, max_episodes + 1):
+        ...                                # the episode itself
+        if run.end_episode(episode, scores):
+            break
+    history = run.finish()                 # result files in run_dir
+
+`end_episode` keeps the scores, tests the solve criterion, prints a log line every `log_every`
+episodes, moves the progress bar, redraws the live curve and checkpoints every
+`checkpoint_every` episodes (and at the end) into `run_dir/resume/`.
+"""
+import os
+import time
+
+import numpy as np
+
+from .checkpoints import load_checkpoint, save_checkpoint, set_aside
+from .progress import LiveCurve, Progress
+from .results import TARGET_SCORE, WINDOW, save_results
+
+
+class TrainingRun:
+    def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
+                 stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
+        self.run_dir, self.agent, self.env, self.fingerprint = run_dir, agent, env, fingerprint
+        self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
+        self.log_every, self.checkpoint_every = log_every, checkpoint_every
+        self.resume_dir = os.path.join(run_dir, "resume")
+        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None}
+        self.episode = 0
+
+    def start(self, resume: bool = False) -> int:
+        """The first episode to train. A fresh run sets any earlier checkpoint aside; `resume`
+        continues from the checkpoint of the same configuration and code, if there is one."""
+        restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint) if resume else None
+        if restored:
+            self.episode, self.history = restored
+            print(f"Resuming after episode {self.episode}, from {self.resume_dir}")
+        elif not resume and os.path.exists(self.resume_dir):
+            print(f"Starting a fresh run; the previous checkpoint is kept in {set_aside(self.resume_dir)}.")
+        elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0
+        self.clock = time.perf_counter() - elapsed
+        self.progress = Progress(self.max_episodes, self.episode, self.live)
+        self.curve = LiveCurve(self.live)
+        return self.max_episodes + 1 if self.finished() else self.episode + 1
+
+    def finished(self) -> bool:
+        solved = self.stop_when_solved and self.history["solved_at"] is not None
+        return self.episode >= self.max_episodes or solved
+
+    def end_episode(self, episode: int, scores: np.ndarray) -> bool:
+        """Record one episode's scores (one per arm); True when the run is finished."""
+        h, self.episode = self.history, episode
+        for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
+            h[key].append(float(value))
+        h["arms"].append(scores.tolist())
+        h["avg100"].append(float(np.mean(h["mean"][-WINDOW:])))
+        h["wall"].append(time.perf_counter() - self.clock)
+        if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
+            h["solved_at"] = episode
+        self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
+        if episode % self.log_every == 0 or episode == 1 or h["solved_at"] == episode:
+            print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "
+                  f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
+            self.curve.draw(h)
+        if episode % self.checkpoint_every == 0 or self.finished():
+            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint)
+        return self.finished()
+
+    def finish(self) -> dict:
+        """Close the displays and write the result files; the history of every episode."""
+        self.progress.close(self.episode)
+        self.curve.close(self.history)
+        save_results(self.run_dir, self.agent, self.history, self.env)
+        return self.history

@@ -1,0 +1,20 @@
+"""The report's variants: what each changes in the agent's `Config`, and what it is called.
+
+Ablations change one thing at a time, except plain DDPG, which removes all three extensions.
+The order is the report's; "full" is the notebook's configuration.
+"""
+VARIANTS = {
+    "full": ("full: 5-step + prioritized + NoisyNet", {}),
+    "one_step": ("1-step targets", {"n_step": 1}),
+    "n3": ("3-step targets", {"n_step": 3}),
+    "n10": ("10-step targets", {"n_step": 10}),
+    "no_ramp": ("5-step targets from episode 1 (no n ramp)", {"n_step_ramp": 0}),
+    "uniform": ("uniform replay", {"alpha": 0.0}),
+    "action_noise": ("OU action noise instead of NoisyNet", {"exploration": "ou"}),
+    "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
+    "no_noise": ("no exploration noise", {"exploration": "none"}),
+    "learn_every_step": ("learning every step after episode 20", {"learn_every_later": 1}),
+    "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
+}
+LABELS = {name: label for name, (label, _) in VARIANTS.items()}
+CHANGES = {name: changes for name, (_, changes) in VARIANTS.items()}
