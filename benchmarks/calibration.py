@@ -1,8 +1,8 @@
 """How close the built-in Reacher is to the Unity build: measures that no one here fitted to.
 
-    python benchmarks/calibration.py                     # every joint model, writes results/calibration/
-    python benchmarks/calibration.py --report            # doc/calibration.md and doc/calibration.png
-    python benchmarks/calibration.py --joint-models none --label "replica v1"   # an older replica's API
+    python -m benchmarks.calibration                     # every joint model, writes results/calibration/
+    python -m benchmarks.calibration --report            # doc/calibration.md and doc/calibration.png
+    python -m benchmarks.calibration --joint-models none --label "replica v1"   # an older replica's API
 
 For each joint model of the replica (reacher/physx.py):
 - random play, actions clipped-normal (the course notebook's) and uniform: the 20-arm mean per
@@ -18,7 +18,6 @@ import glob
 import json
 import os
 import platform
-import sys
 import time
 
 import numpy as np

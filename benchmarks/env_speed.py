@@ -1,6 +1,6 @@
 """Steps per second of the built-in Reacher, 20 agents, random actions (clipped normal).
 
-    python benchmarks/env_speed.py [--steps 5005] [--client-steps 300]
+    python -m benchmarks.env_speed [--steps 5005] [--client-steps 300]
 
 In-process: `ReacherEnvironment` (what the notebooks train on). Through the client: the real
 unityagents 0.4.0 client launching `reacher/Reacher_Linux_NoVis/Reacher.x86_64`, in a child
@@ -16,8 +16,7 @@ import time
 
 import numpy as np
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
-from reacher import BRAIN_NAME, BUILT_IN_EXECUTABLE, ReacherEnvironment  # noqa: E402
+from reacher import BRAIN_NAME, BUILT_IN_EXECUTABLE, ReacherEnvironment
 
 CLIENT = """
 import sys, time, numpy as np

@@ -1,7 +1,7 @@
 """A published course learner, re-expressed, trained on the built-in Reacher next to its Unity log.
 
-    python benchmarks/published_learner.py --seeds 0 1 2 --episodes 80     # results/published_learner/
-    python benchmarks/published_learner.py --report                        # doc/published_learner.png
+    python -m benchmarks.published_learner --seeds 0 1 2 --episodes 80     # results/published_learner/
+    python -m benchmarks.published_learner --report                        # doc/published_learner.png
 
 Is the replica about as hard to learn as the Unity build? A learner that someone trained on the
 Unity build, with its per-episode log public, answers that better than any number of ours.
@@ -27,16 +27,15 @@ import argparse
 import glob
 import json
 import os
-import sys
 import time
 
 import numpy as np
 import torch
 from torch import nn
 
-ROOT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..")
-sys.path.insert(0, ROOT)
-from reacher import BRAIN_NAME, ReacherEnvironment  # noqa: E402
+from reacher import BRAIN_NAME, ReacherEnvironment
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
 SOURCE = "github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a, result.txt"

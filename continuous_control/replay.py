@@ -118,7 +118,7 @@ def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, hei
     again.on_click(rerun)
     panel = widgets.VBox([widgets.HBox([speed, size, again]), picture, widgets.HBox([play, scrub]), status])
     display(WithFallback(panel, frames[len(frames) // 2],
-                         f"[replay panel: needs a running kernel; its middle frame is shown as an image]"))
+                         "[replay panel: needs a running kernel; its middle frame is shown as an image]"))
     print(f"Replay: {len(frames)} frames ({renderer}), goals of environment seed {EVAL_SEED}; "
           f"mean score of the 20 arms over these {steps} steps {scores.mean():.2f} "
           f"(worst arm {scores.min():.2f}, best {scores.max():.2f})")

@@ -38,7 +38,10 @@ class TrainingRun:
         restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint) if resume else None
         if restored:
             self.episode, self.history = restored
-            print(f"Resuming after episode {self.episode}, from {self.resume_dir}")
+            if self.finished():
+                print(f"The run in {self.resume_dir} finished after episode {self.episode}: nothing to train.")
+            else:
+                print(f"Resuming after episode {self.episode}, from {self.resume_dir}")
         elif not resume and os.path.exists(self.resume_dir):
             print(f"Starting a fresh run; the previous checkpoint is kept in {set_aside(self.resume_dir)}.")
         elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0

@@ -11,20 +11,14 @@ same side in **every** pair **and** the two ranges over the seeds do not overlap
 effects: a difference inside the seed-to-seed spread is reported as no clear difference, never as
 "no effect".
 """
-import os
 from dataclasses import dataclass
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-TARGET = 30.0
-EPISODES = 100          # every variant is compared over its first 100 episodes
+from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at
+
+EPISODES = WINDOW       # every variant is compared over its first 100 episodes
 NEVER = EPISODES + 1    # "first episode at 30" of a run that never reached 30, for ordering only
-
-
-def arm_scores(run_dir: str) -> np.ndarray:
-    """Each episode's score of each arm (episodes x arms) from a run's arm_scores.csv."""
-    return np.loadtxt(os.path.join(ROOT, run_dir, "arm_scores.csv"), delimiter=",", skiprows=1)[:, 1:]
 
 
 def run_stats(run: dict, episodes: int = EPISODES) -> dict:
@@ -40,14 +34,13 @@ def run_stats(run: dict, episodes: int = EPISODES) -> dict:
     minutes: the run's wall time (to solve, for the full agent; its 100 episodes, for an ablation).
     """
     mean = np.asarray(run["scores"]["mean"][:episodes])
-    arms = arm_scores(run["dir"])[:episodes].mean(0)
-    hits = np.flatnonzero(mean >= TARGET)
+    arms = np.asarray(run["arms"])[:episodes].mean(0)
     s = run["summary"]
     return {"seed": s["seed"],
-            "first_30": int(hits[0]) + 1 if hits.size else None,
+            "first_30": first_episode_at(mean, TARGET_SCORE),
             "mean_1_100": float(mean.mean()), "worst_arm_1_100": float(arms.min()), "best_arm_1_100": float(arms.max()),
             "mean_91_100": float(mean[-10:].mean()),
-            "solved_by_100": bool(len(mean) == episodes and mean.mean() >= TARGET),
+            "solved_by_100": bool(len(mean) == episodes and mean.mean() >= TARGET_SCORE),
             **evaluation(s),
             "minutes": (s["wall_seconds_to_solve"] or s["wall_seconds"]) / 60}
 

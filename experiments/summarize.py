@@ -1,42 +1,38 @@
 """The README's result tables, written from the saved results (never typed by hand).
 
-    python experiments/summarize.py        # rewrites the blocks between <!-- begin: X --> and <!-- end: X -->
+    python -m experiments.summarize        # rewrites the blocks between <!-- begin: X --> and <!-- end: X -->
 
 Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
 exported actor), `seeds` (results/full/), `ablations` (each variant against the full agent, by
 the rule of experiments/claims.py), `compute` (the training time behind it all), `speed` (results/benchmarks/env_speed.json, written by
 benchmarks/env_speed.py), `train_speed` (results/benchmarks/train_speed_*.json, written by
 benchmarks/train_speed.py) and `calibration` (results/calibration/, written by
-benchmarks/calibration.py). `make figures` runs it after the figures.
+benchmarks/calibration.py). `make figures` runs it after the figures (`python -m experiments.figures`).
+Tables are built by experiments/tables.py, the numbers by experiments/claims.py.
 """
 import glob
 import json
 import os
 import re
-import sys
 
 import numpy as np
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.results import ROOT, evaluate, load_results, load_run, load_variant
+from continuous_control.variants import LABELS
+from experiments.claims import all_comparisons, run_stats, summary_line
+from experiments.tables import markdown_table
+
 README = os.path.join(ROOT, "README.md")
-
-
-def table(header, rows) -> str:
-    lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    return "\n".join(lines + ["| " + " | ".join(str(c) for c in row) + " |" for row in rows])
 
 
 def run_block(run_dir: str = "checkpoints") -> str:
     """The notebook's run, its exported policy evaluated here as experiments/run.py evaluates the seeds."""
-    sys.path.insert(0, ROOT)
-    from experiments.figures import load_run
-    from experiments.run import evaluate
     run = load_run(run_dir)
     s = run["summary"]
     ev = evaluate(os.path.join(ROOT, run_dir), run["config"]["seed"])
     s["eval_noise_free_5"], s["eval_arm_means"] = ev["episode_means"], ev["arm_means"]
     return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
-            + table(["seed", "solved at episode", "first episode with mean >= 30",
+            + markdown_table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes",
                      "noise-free, 5 episodes (worst arm, best arm)"], [score_row(run)])
             + "\n\nThe noise-free evaluation runs the exported policy (`actor.pt2`, the target actor) on goals the run never saw "
@@ -46,7 +42,6 @@ def run_block(run_dir: str = "checkpoints") -> str:
 
 def score_row(run: dict) -> list:
     """A run's row: seed, solve episode, first episode at 30, then each score with its worst and best arm."""
-    from experiments.claims import run_stats
     st, s = run_stats(run), run["summary"]
     return [st["seed"], s["solved_at"] or f"not solved in {s['episodes']}", st["first_30"] or "-",
             f"{st['mean_1_100']:.1f} ({st['worst_arm_1_100']:.1f}, {st['best_arm_1_100']:.1f})", f"{st['minutes']:.1f}",
@@ -55,13 +50,12 @@ def score_row(run: dict) -> list:
 
 def seeds_block() -> str:
     """results/full/: one row per seed, every score with its worst and best arm."""
-    from experiments.figures import load_variant
     runs = load_variant("full")
     if not runs:
         return "(no runs yet: `make experiments`)"
     rows = [score_row(run) for run in runs]
     return (f"{describe_runs(runs)}\n\n"
-            + table(["seed", "solved at episode", "first episode with mean >= 30",
+            + markdown_table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes to solve",
                      "noise-free, 5 episodes (worst arm, best arm)"], rows))
 
@@ -77,27 +71,24 @@ def describe_runs(runs: list) -> str:
 
 def ablations_block() -> str:
     """Each variant's verdicts against the full agent, by the rule of experiments/claims.py."""
-    from experiments.claims import all_comparisons, summary_line
-    from experiments.figures import VARIANT_LABELS, load_results
     results = load_results()
     comparisons = all_comparisons(results)
     if not comparisons:
         return "(no ablations yet: `make experiments`)"
-    rows = [[VARIANT_LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
+    rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
     return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
-            + table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
+            + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
 
 
-def compute_block() -> str:
-    """The training time behind results/ and checkpoints/: the sum of every run's wall time."""
-    from experiments.figures import load_results, load_run
+def compute_block(run_dir: str = "checkpoints") -> str:
+    """The training time behind results/ and the notebook's run (`run_dir`): the sum of every run's wall time."""
     runs = [r for rs in load_results().values() for r in rs]
     hours = sum(r["summary"]["wall_seconds"] for r in runs) / 3600
-    notebook = load_run("checkpoints")["summary"]["wall_seconds"] / 3600
+    notebook = load_run(run_dir)["summary"]["wall_seconds"] / 3600
     jobs = max((r["summary"].get("concurrent_runs", 1) for r in runs), default=1)
     return (f"{len(runs)} runs in `results/` trained for {hours:.1f} hours in all ({jobs} at a time on this "
-            f"machine's 2 cores: about {hours / jobs:.1f} hours of wall time), and the notebook's run in "
-            f"`checkpoints/` for {notebook * 60:.0f} minutes: {hours + notebook:.1f} hours of training.")
+            f"machine's {os.cpu_count()} cores: about {hours / jobs:.1f} hours of wall time), and the notebook's run "
+            f"in `{run_dir.rstrip('/')}/` for {notebook * 60:.0f} minutes: {hours + notebook:.1f} hours of training.")
 
 
 def speed_block() -> str:
@@ -106,7 +97,7 @@ def speed_block() -> str:
     if s.get("client"):
         rows.append(["through the `unityagents` client and the executable", f"{s['client']:,.0f}",
                      f"{1000 / s['client']:.1f} ms a step"])
-    return f"{s['machine']}, 20 agents, random actions:\n\n" + table(["", "steps per second", ""], rows)
+    return f"{s['machine']}, 20 agents, random actions:\n\n" + markdown_table(["", "steps per second", ""], rows)
 
 
 def calibration_block() -> str:
@@ -119,7 +110,7 @@ def calibration_block() -> str:
         rows.append([runs[key]["label"], f"{r['random_normal']['mean']:.2f}", f"{r['random_normal']['arms_at_zero']:.0%}",
                      f"{r['scripted']['mean']:.1f}", f"{np.mean([r[a]['mean'] for a in actors]):.1f}",
                      f"{min(r[a]['mean'] for a in actors):.1f}"])
-    return table(["replica", "random play, 20-arm mean", "arms at 0", "scripted controller",
+    return markdown_table(["replica", "random play, 20-arm mean", "arms at 0", "scripted controller",
                   "Unity-trained actors, mean of 4", "lowest actor"], rows)
 
 
@@ -142,7 +133,7 @@ def train_speed_block() -> str:
     rows.append(["**total, wall time**"] + [f"**{t:.2f}** ({1000 / t:,.0f} steps/s, {1001 * t / 1000:.1f} s an episode)"
                                             for t in totals])
     return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms, one update), measured in the "
-            "learner's process:\n\n" + table(["phase"] + [r["label"] for r in runs], rows))
+            "learner's process:\n\n" + markdown_table(["phase"] + [r["label"] for r in runs], rows))
 
 
 BLOCKS = {"run": run_block, "seeds": seeds_block, "ablations": ablations_block, "compute": compute_block,

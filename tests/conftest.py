@@ -4,7 +4,7 @@ import torch
 # Small networks: one thread is as fast, and two threads on a busy 2-core machine spin against each other.
 torch.set_num_threads(1)
 
-from reacher import BRAIN_NAME, ReacherEnvironment
+from reacher import ReacherEnvironment
 
 
 @pytest.fixture

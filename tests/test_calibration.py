@@ -1,13 +1,11 @@
 """The calibration suite at a fast size (benchmarks/calibration.py, doc/calibration.md): the
 replica against numbers measured on the Unity build, which nothing here was fitted to."""
 import os
-import sys
 
 import numpy as np
 import pytest
 
-sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "benchmarks"))
-import calibration  # noqa: E402
+from benchmarks import calibration
 
 ACTORS = tuple(calibration.ACTORS)
 have_actors = all(os.path.exists(os.path.join(calibration.CALIBRATION_DIR, f"{a}.npz")) for a in ACTORS)

@@ -11,20 +11,18 @@ import sys
 import nbformat
 from nbclient import NotebookClient
 
-from experiments.notebook import load_definitions
+from continuous_control.agent import Config, train
 from reacher import ReacherEnvironment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def test_fresh_run_then_report_then_strict_comparison(tmp_path, monkeypatch):
-    ns = load_definitions()
     run_dir = str(tmp_path / "checkpoints")
-    cfg = ns["Config"](max_episodes=2, buffer_size=5_000, batch_size=32, warmup=500, checkpoint_every=1)
-    ns["train"](cfg, ReacherEnvironment(seed=0, verbose=False), run_dir, live=False)
+    train(Config(buffer_size=5_000, batch_size=32, warmup=500), ReacherEnvironment(seed=0, verbose=False), run_dir, 2,
+          live=False)
 
     monkeypatch.setenv("REPORT_RUN_DIR", run_dir)
-    monkeypatch.setenv("PYTHONPATH", ROOT)
     report = nbformat.read(os.path.join(ROOT, "Report.ipynb"), as_version=4)
     NotebookClient(report, timeout=600, kernel_name="python3", resources={"metadata": {"path": ROOT}}).execute()
     executed = tmp_path / "Report.ipynb"
