@@ -33,6 +33,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from continuous_control.results import first_episode_at
 from reacher import BRAIN_NAME, ReacherEnvironment
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -164,18 +165,13 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
              "[published_learner.png](published_learner.png).", "",
              "| run | episodes | first episode with 20-arm mean >= 30 | mean of its episodes | Unity's mean over the same episodes |",
              "|---|---|---|---|---|",
-             f"| Unity build (its log) | {len(UNITY_LOG)} | {first_at(UNITY_LOG)} | {np.mean(UNITY_LOG):.1f} | - |"]
+             f"| Unity build (its log) | {len(UNITY_LOG)} | {first_episode_at(UNITY_LOG)} | {np.mean(UNITY_LOG):.1f} | - |"]
     for run in runs:
         k = len(run["scores"])
-        lines.append(f"| replica, seed {run['seed']} | {k} | {first_at(run['scores']) or f'not by {k}'} | "
+        lines.append(f"| replica, seed {run['seed']} | {k} | {first_episode_at(run['scores']) or f'not by {k}'} | "
                      f"{np.mean(run['scores']):.1f} | {np.mean(UNITY_LOG[:k]):.1f} |")
     open(path.replace(".png", ".md"), "w").write("\n".join(lines) + "\n")
     print(f"wrote {path} and its table")
-
-
-def first_at(scores, level=30.0):
-    hits = np.flatnonzero(np.asarray(scores) >= level)
-    return int(hits[0]) + 1 if len(hits) else None
 
 
 def main(argv=None):

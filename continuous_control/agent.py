@@ -90,7 +90,7 @@ class Normalizer(nn.Module):
         self.register_buffer("count", torch.tensor(1e-4))
 
     def update(self, x: torch.Tensor) -> None:
-        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula)."""
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13])."""
         n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
         total = self.count + n
         delta = mean - self.mean

@@ -132,11 +132,12 @@ for step in range(1, 1002):
         last = env_info.vector_observations
         assert not any(env_info.local_done)
 start = env_info.vector_observations
-at_rest = np.all(start[:, [0, 1, 2, 13, 14, 15]] == [0, -4, 0, 0, -10, 0]) and np.all(start[:, [7, 8, 9, 10, 11, 12]] == 0)
+at_rest = np.all(start[:, [0, 1, 2, 13, 14, 15]] == [0, -4, 0, 0, -10, 0]) and np.all(start[:, 7:13] == 0) and np.all(start[:, 20:26] == 0)
+moved = not np.allclose(last[:, :3], [0, -4, 0])
 print("step 1001 reports done for every arm:", all(env_info.local_done))
-print("step 1000 had moved the arms:", not np.allclose(last[:, :3], [0, -4, 0]))
+print("step 1000 had moved the arms:", moved)
 print("step 1001 returns the start state, arms hanging at rest:", at_rest)
-assert all(env_info.local_done) and at_rest
+assert all(env_info.local_done) and moved and at_rest
 
 # %% [markdown]
 # ### 1.3 The hyperparameters, in one place
@@ -247,7 +248,7 @@ class Normalizer(nn.Module):
         self.register_buffer("count", torch.tensor(1e-4))
 
     def update(self, x: torch.Tensor) -> None:
-        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula)."""
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13])."""
         n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
         total = self.count + n
         delta = mean - self.mean
@@ -292,8 +293,8 @@ class Critic(nn.Module):
 
 # %% [markdown]
 # Check: the networks at the sizes the training uses (`Config().hidden`), their output shapes and
-# ranges; and the normaliser turns states of mean 3 and standard deviation 2 into mean 0 and
-# standard deviation 1.
+# ranges; and the normaliser, fed batch by batch from a drifting stream, holds the mean and the
+# variance of all the states seen together, and standardises new states to mean 0 and deviation 1.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -307,13 +308,16 @@ s = 10 * torch.randn(20, state_size)
 a, q = actor(s), critic(s, actor(s))
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), "  Q:", tuple(q.shape))
 assert a.shape == (20, action_size) and a.abs().max() <= 1 and q.shape == (20,)
-norm = Normalizer(state_size)
-for _ in range(50):
-    norm.update(3 + 2 * torch.randn(20, state_size))
-z = norm(3 + 2 * torch.randn(1000, state_size))
-print(f"normaliser: mean {norm.mean.mean():.1f}, std {norm.var.sqrt().mean():.1f}; "
-      f"standardised: mean {z.mean():.1f}, std {z.std():.1f}")
-assert abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
+norm, seen = Normalizer(state_size), []
+for b in range(50):                               # the batches' means drift from 0 to 4.9
+    seen.append(b / 10 + 2 * torch.randn(20, state_size))
+    norm.update(seen[-1])
+seen = torch.cat(seen)
+exact = torch.allclose(norm.mean, seen.mean(0), atol=1e-4) and torch.allclose(norm.var, seen.var(0, unbiased=False), rtol=1e-3)
+z = norm(seen.mean(0) + seen.std(0) * torch.randn(1000, state_size))
+print(f"running mean and variance equal those of all {len(seen)} states:", exact,
+      f"- standardised: mean {round(z.mean().item(), 1) + 0.0}, std {z.std():.1f}")
+assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 
 # %% [markdown]
 # ### 2.2 Target networks and the update
@@ -394,7 +398,7 @@ class DDPG:
 # %% [markdown]
 # Check, on a made-up batch: with a target critic that outputs 2 everywhere, the TD errors are
 # $R_i + 2\gamma_i - Q_\phi(s_i, a_i)$ (they use the target networks and each transition's own
-# discount), and the critic's step lowers its loss on the batch; the actor's step raises
+# discount), the loss weights each squared error by $w_i$, and the critic's step lowers it; the actor's step raises
 # $Q_\phi(s, \mu_\theta(s))$ (it climbs the critic, not down it); the targets move by exactly
 # $\tau$ of the gap.
 
@@ -411,6 +415,7 @@ q_before = ddpg.critic(s, a).detach()
 td, loss = ddpg.update_critic(s, a, ret, s_next, disc, w)
 print("TD errors are R + 2 gamma_i - Q(s, a):", torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6))
 assert torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6)
+assert abs(loss - (w * td.pow(2)).mean().item()) < 1e-6          # each squared error weighted by its w_i
 new_loss = (w * (ret + 2 * disc - ddpg.critic(s, a)).pow(2)).mean().item()
 print(f"critic loss on the batch: {loss:.4f} before its step, {new_loss:.4f} after")
 assert new_loss < loss
@@ -442,17 +447,19 @@ assert moved
 # older policies. So $y_t$ estimates the return of a mixture of past noisy policies for $n - 1$
 # steps, then of $\mu_{\theta'}$; the critic is biased toward that mixture, the more so the
 # larger $n$ and the faster the policy changes. D4PG [5] and Rainbow accept the same bias for
-# the same speed-up. The corrections that remove it, Retrace (Munos et al., 2016) and
-# tree-backup, weight each further reward by the target policy's probability of the action that
-# was taken, truncated at 1. The target policy here is deterministic: the noisy action actually
-# taken has probability zero under it, so every trace is cut after one step and both collapse to
-# the one-step target. They cannot help a deterministic actor.
+# the same speed-up [9]. The corrections that remove it weight each further reward by how likely
+# the target policy $\pi$ was to take the action the behaviour policy $b$ took: by
+# $\min(1, \pi(a|s)/b(a|s))$ in Retrace [8], by $\pi(a|s)$ in tree-backup [10]. The target policy
+# here is deterministic: the noisy action actually taken has probability zero under it, so every
+# trace is cut after one step and both collapse to the one-step target. They cannot help a
+# deterministic actor.
 #
 # **n grows from 1** (a design choice). The policy changes fastest at the start, when its noisy
 # behaviour earns almost nothing, so $n$ starts at 1 and grows by one every `n_step_ramp` = 4
 # episodes, to $n = 5$ from episode 17 on. The report's ablation "5-step targets from episode 1"
 # measures what the ramp changes. The transitions stored with a smaller $n$ stay in the buffer;
-# each carries its own discount $\gamma^m$ for its bootstrap, so each stays a valid target.
+# each carries its own discount ($\gamma^n$ for the $n$ of its episode) for its bootstrap, so each
+# stays a valid target.
 #
 # **The done step** (1.2) is not stored: its next state belongs to the next episode. Its reward
 # still counts in the score, and the steps before it whose $n$-step window it would have closed
@@ -522,11 +529,12 @@ class NStepAccumulator:
 
 
 # %% [markdown]
-# Check with $n = 3$, $\gamma = 0.5$, two arms and rewards $1, 2, 3, 4$ (arm 1 gets 10 times
-# more): the first transition's return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$ with discount
-# $0.125$. On the done step, the two pending starts get returns $3 + 0.5 \cdot 4 = 5$ and $4$,
-# bootstrapping from the last real state with discounts $0.25$ and $0.5$, and the next episode
-# starts with an empty window.
+# Check with $n = 3$, $\gamma = 0.5$, two arms and rewards $1, 2, 3, 4$ (the second arm gets 10
+# times more): the first transition's return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$ with
+# discount $0.125$. On the done step, the two pending starts get returns $3 + 0.5 \cdot 4 = 5$ and
+# $4$, bootstrapping from the last real state with discounts $0.25$ and $0.5$, and the next
+# episode starts with an empty window. An episode that ends before the window fills (rewards 1,
+# 2, then done) flushes both its steps: returns $1 + 0.5 \cdot 2 = 2$ and $2$.
 
 # %% tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
@@ -546,6 +554,10 @@ assert list(s_next[:, 0]) == [4, 4, 4, 4]         # the last real state, never t
 first = acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False)
 print("next episode, first push:", first)
 assert first is None
+acc.push(state(1), state(1), np.array([2.0, 2.0]), state(2), done=False)   # done before the window fills:
+s, a, ret, s_next, disc = acc.push(state(2), state(2), np.array([3.0, 3.0]), state(0), done=True)
+print(f"done after 2 steps: starts s={s[:, 0]}, returns={ret}, discounts={disc}")
+assert list(s[:, 0]) == [0, 0, 1, 1] and list(ret) == [2, 2, 2, 2] and list(disc) == [0.25, 0.25, 0.5, 0.5]
 
 # %% [markdown]
 # ## 4. Prioritized replay
@@ -564,17 +576,18 @@ assert first is None
 # A **sum tree** makes this fast: a binary tree whose leaves hold the stored priorities and whose
 # every node holds the sum of its children, so the root holds $\sum_k p_k^\alpha$. Changing a
 # priority updates one path to the root, and finding the leaf where a prefix sum
-# $u \in [0, \sum_k p_k^\alpha)$ falls walks one path down: both $O(\log N)$ for $N$ stored transitions.
+# $u \in [0, \sum_k p_k^\alpha)$ falls walks one path down: both take as many steps as the tree
+# has levels.
 #
-# In one numpy array of size $2M$ ($M$ a power of two at least the capacity), node $i$ has
-# children $2i$ and $2i+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An
+# In one numpy array of size $2M$ ($M$ a power of two at least the capacity), node $q$ has
+# children $2q$ and $2q+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An
 # update writes a leaf, then walks up to the root, recomputing each parent from its two
 # children (a leaf written twice keeps its last value). Sampling walks $u$ down from the root:
 # at each node, go left if $u$ falls within the left child's sum, else subtract that sum and go
-# right. Both walks take $\log_2 M = 20$ steps for a million transitions, for each of the 256
-# transitions of a batch, every update: as numpy operations over the batch, one tree level at a
-# time, that is about 100 numpy calls per walk whose call overhead outweighs the arithmetic. So
-# the walks are plain loops compiled by numba (which also compiles the Reacher's physics).
+# right. Each walk visits $\log_2 M = 20$ levels for a million transitions, for each of the 256
+# transitions of a batch, every update. Vectorised over the batch one level at a time, that is a
+# few numpy calls per level, whose call overhead exceeds their arithmetic; so the walks are
+# plain loops compiled by numba (which also compiles the Reacher's physics).
 
 # %% tags=["export"]
 @numba.njit
@@ -651,14 +664,16 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 #
 # Sampling by priority changes the distribution the critic's expectation is taken over, so each
 # sample's squared TD error is weighted by
-# $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j w_j},$$
-# which undoes the bias fully at $\beta = 1$. Dividing by the largest weight only ever scales
+# $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j\, (N \cdot P(j))^{-\beta}}, \qquad j \text{ over the batch},$$
+# which undoes the bias fully at $\beta = 1$ ($N$ is the number of stored transitions). Dividing by the largest weight only ever scales
 # updates down [3]. We take that maximum over the sampled batch, as Dopamine's implementation
-# does. The maximum over the whole buffer, $(N \min_j P(j))^{-\beta}$, lets one stale tiny
+# does [11]. The maximum over the whole buffer, $(N \min_j P(j))^{-\beta}$, lets one stale tiny
 # priority shrink every update, a smaller learning rate in disguise whose shrinkage grows as
 # $\beta \to 1$. The price of the batch maximum: it changes from batch to batch, so the
 # correction is exact only up to a per-batch scale factor (the relative weights within a batch
-# are exact, the step size is not). $\beta$ grows linearly from $\beta_0 = 0.4$ to 1 over
+# are exact, the step size is not). The actor's step uses the same prioritized batch without
+# weights, so its expectation is over $P(i)$ rather than over the buffer: one more
+# approximation. $\beta$ grows linearly from $\beta_0 = 0.4$ to 1 over
 # `beta_steps` = 110,000 environment steps, about 110 episodes, where [3] anneals it to 1 by the
 # end of training: a run that solves at episode 100 stops at $\beta \approx 0.95$.
 #
@@ -712,24 +727,24 @@ class PrioritizedReplay:
 
 # %% [markdown]
 # Check: after giving transition 0 a TD error 9 times larger than the others', it is drawn
-# about 9/13 of the time with $\alpha = 1$, and its weight is the smallest; the weights equal
-# $(N P(i))^{-\beta} / \max_j w_j$ computed directly. And updated out of order, each transition
-# holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$.
+# about 9/13 of the time with $\alpha = 1$, and $3/7$ of the time with $\alpha = 0.5$
+# ($\sqrt 9 / (\sqrt 9 + 4)$); its weight is the smallest, and the weights equal
+# $(N P(i))^{-\beta} / \max_j (N P(j))^{-\beta}$ computed directly. And updated out of order,
+# each transition holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$.
 
 # %% tags=["nbval-check-output"]
-buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
 zeros = np.zeros((5, 1), np.float32)
-buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
-buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
-idx, weights, _ = buffer.sample(100_000, beta=0.5)
-share = np.mean(idx == 0)
-print("share of transition 0:", round(share, 3), " expected", round(9 / 13, 3))
-assert abs(share - 9 / 13) < 0.01
-p = np.array([9.0, 1, 1, 1, 1]) / 13
-direct = (5 * p) ** -0.5 / ((5 * p) ** -0.5).max()
-found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
-print("weights of 0 and 1:", np.round(found, 4), " direct:", np.round(direct[:2], 4))
-assert np.allclose(found, direct[:2], rtol=1e-5)
+for alpha in (1.0, 0.5):
+    buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=alpha, offset=0.0, rng=np.random.default_rng(0))
+    buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
+    buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
+    idx, weights, _ = buffer.sample(100_000, beta=0.5)
+    P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9 ** alpha + 4)
+    direct = (5 * P) ** -0.5 / ((5 * P) ** -0.5).max()
+    found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
+    print(f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
+          f"weights of 0 and 1 {np.round(found, 4)}, direct {np.round(direct[:2], 4)}")
+    assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, direct[:2], rtol=1e-5)
 pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=0.5, offset=0.25, rng=np.random.default_rng(0))
 pr.add(zeros, zeros, np.zeros(5, np.float32), zeros, np.ones(5, np.float32))
 td = np.array([0.0, -1.0, 2.0, -3.0, 4.0])
@@ -744,20 +759,22 @@ assert np.allclose(pr.priorities[np.arange(5)], (np.abs(td) + 0.25) ** 0.5)
 # ### 5.1 Noisy layers
 #
 # DDPG usually explores by adding noise to the actor's actions. NoisyNet [4] instead makes the
-# actor's weights noisy, $w = \bar w + \sigma^w \odot \varepsilon^w$ (and likewise the biases,
-# $b = \bar b + \sigma^b \odot \varepsilon^b$), and learns the mean weights $\bar w$ and the noise
-# scales $\sigma^w$ by gradient descent with everything else, so the network decides how much to
-# explore and where. With factorised Gaussian noise a layer with $p$ inputs and $q$ outputs
-# needs only $p + q$ standard normal numbers $\varepsilon_i$ (inputs) and $\varepsilon_j$ (outputs):
-# $$\varepsilon^w_{ji} = f(\varepsilon_j)\,f(\varepsilon_i), \qquad \varepsilon^b_j = f(\varepsilon_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
-# with $\bar w$ initialised uniformly in $\pm 1/\sqrt{p}$ and $\sigma^w$ at $\sigma_0/\sqrt{p}$.
-# In the code, `weight_mean` is $\bar w$, `weight_sigma` is $\sigma^w$, and the buffers `eps_in`
-# and `eps_out` hold $f(\varepsilon_i)$ and $f(\varepsilon_j)$. The agent sets them: noise when
-# acting and when learning, none (the mean weights) for evaluation and for the target actor.
+# actor's weight matrices noisy, $W = \bar W + \sigma^W \odot \varepsilon^W$ (and likewise the
+# biases, $b = \bar b + \sigma^b \odot \varepsilon^b$), and learns the mean weights $\bar W$ and the
+# noise scales $\sigma^W$ by gradient descent with everything else, so the network decides how
+# much to explore and where. With factorised Gaussian noise a layer with $d_\text{in}$ inputs and
+# $d_\text{out}$ outputs needs only $d_\text{in} + d_\text{out}$ standard normal numbers,
+# $\varepsilon^{in}_i$ for the inputs and $\varepsilon^{out}_j$ for the outputs:
+# $$\varepsilon^W_{ji} = f(\varepsilon^{out}_j)\,f(\varepsilon^{in}_i), \qquad \varepsilon^b_j = f(\varepsilon^{out}_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
+# with $\bar W$ initialised uniformly in $\pm 1/\sqrt{d_\text{in}}$ and $\sigma^W$ at
+# $\sigma_0/\sqrt{d_\text{in}}$. In the code, `weight_mean` is $\bar W$, `weight_sigma` is
+# $\sigma^W$, and the buffers `eps_in` and `eps_out` hold $f(\varepsilon^{in})$ and
+# $f(\varepsilon^{out})$. The agent sets them: noise when acting and when learning, none (the mean
+# weights) for evaluation and for the target actor.
 #
 # One noise sample can also be given **per row** of a batch (per arm), and then no weight matrix
-# is made per arm: for arm $k$,
-# $(\sigma^w \odot f(\varepsilon^{out}_k) f(\varepsilon^{in}_k)^\top)\,x_k = f(\varepsilon^{out}_k) \odot \sigma^w (f(\varepsilon^{in}_k) \odot x_k)$.
+# is made per arm: a row $x$ with noise of its own gets
+# $(\sigma^W \odot f(\varepsilon^{out}) f(\varepsilon^{in})^\top)\,x = f(\varepsilon^{out}) \odot \sigma^W (f(\varepsilon^{in}) \odot x)$.
 
 # %% tags=["export"]
 class NoisyLinear(nn.Module):
@@ -795,16 +812,17 @@ class NoisyLinear(nn.Module):
 
 # %% [markdown]
 # Check: the noise is factorised as in [4]: $f$ of the input and output noise, their outer
-# product on the weights; $\sigma^w$ starts at $\sigma_0/\sqrt{p}$ and $\bar w$ within
-# $\pm 1/\sqrt{p}$. Without noise the output uses the mean weights alone; a gradient step changes
-# $\sigma^w$, so it is learned; and one noise sample per row gives each row its own noisy weights.
+# product on the weights; $\sigma^W$ starts at $\sigma_0/\sqrt{d_\text{in}}$ and $\bar W$ within
+# $\pm 1/\sqrt{d_\text{in}}$. Without noise the output uses the mean weights alone; a gradient
+# step changes $\sigma^W$, so it is learned; and one noise sample per row gives each row its own
+# noisy weights.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
 layer = NoisyLinear(3, 2, sigma0=0.5)
 print(layer)
 x = torch.randn(4, 3)
-assert torch.allclose(layer.weight_sigma, torch.full((2, 3), 0.5 / 3 ** 0.5))     # sigma0 / sqrt(p)
+assert torch.allclose(layer.weight_sigma, torch.full((2, 3), 0.5 / 3 ** 0.5))     # sigma0 / sqrt(d_in)
 assert layer.weight_mean.abs().max() <= 3 ** -0.5 and layer.bias_mean.abs().max() <= 3 ** -0.5
 layer.noisy = False
 assert torch.allclose(layer(x), x @ layer.weight_mean.T + layer.bias_mean)
@@ -835,12 +853,13 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 # `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers, all their noise held in one buffer
 # so that new noise for every layer is one operation.
 #
-# An arm has inertia: noise drawn afresh every step averages out before the arm moves. This
-# project's design therefore **draws the acting noise $\varepsilon$ from an Ornstein-Uhlenbeck
-# process** [1] of unit variance:
+# An arm has inertia, so noise drawn afresh every step may average out before the arm moves.
+# This project's design therefore **draws the acting noise $\varepsilon_t$ (all of the actor's
+# noise numbers at step $t$) from an Ornstein-Uhlenbeck process** [1] of unit variance (a design
+# choice that the report's ablations do not isolate):
 # $$\varepsilon_{t+1} = (1 - \kappa)\,\varepsilon_t + \sqrt{1 - (1 - \kappa)^2}\;\xi_t, \qquad \xi_t \sim \mathcal{N}(0, I).$$
-# Each $\varepsilon_t$ is still $\mathcal{N}(0, I)$, as NoisyNet assumes, but steps $k$ apart are
-# correlated by $(1 - \kappa)^k$, so a perturbed policy persists for about $1/\kappa$ steps
+# Each $\varepsilon_t$ is still $\mathcal{N}(0, I)$, as NoisyNet assumes, but steps $\ell$ apart are
+# correlated by $(1 - \kappa)^\ell$, so a perturbed policy persists for about $1/\kappa$ steps
 # ($\kappa$ = `ou_kappa`). The process returns its **state** $\varepsilon_t$, which is what makes
 # it correlated (returning $\xi_t$ gives white noise). The action-noise ablations add
 # `action_noise` times such a process to the actions instead. The learning updates draw fresh,
@@ -850,9 +869,9 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 # * **What trains $\sigma$.** In DQN the noise enters the TD loss; here the actor's only loss is
 #   $-Q_\phi(s, \mu_\theta(s))$, and nothing in it rewards exploring: near a maximum of the critic a
 #   noisy action scores lower on average, so the gradient tends to shrink $\sigma$. The report
-#   (section 1.2) shows how far it fell in the solving run. Parameter-space noise for DDPG
-#   (Plappert et al., ICLR 2018) avoids this by adapting the noise scale to a target distance in
-#   action space instead of learning it.
+#   (section 1.2) shows how far it fell in the solving run. Parameter-space noise for DDPG [12]
+#   avoids this by adapting the noise scale to a target distance in action space instead of
+#   learning it.
 # * **One noise sample for all 20 arms.** One $\varepsilon$ drives all 20 arms at a time, so
 #   their exploration is correlated (the arms still differ in state). `Config(noise_per_arm=True)`
 #   gives each arm its own sample (a report ablation), as the action-noise variants do.
@@ -901,8 +920,9 @@ class OrnsteinUhlenbeck:
 
 # %% [markdown]
 # Check: one call sets every layer's noise ($f(\varepsilon)$ in each layer's buffers); with noise
-# the same states give other actions, with `None` the mean weights; and the process has unit
-# variance and a correlation of about $(1 - 0.15)^k$ at lag $k$.
+# the same states give other actions, with `None` the mean weights; and the process keeps unit
+# variance (a wrong increment scale would drift from it) with a correlation of about
+# $(1 - 0.15)^\ell$ at lag $\ell$.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -911,8 +931,9 @@ print(noisy_actor)
 assert noisy_actor.noise_size == sum(i + o for i, o in zip((state_size, *hidden), (*hidden, action_size)))
 eps = torch.randn(noisy_actor.noise_size)
 noisy_actor.set_noise(eps)
-first = noisy_actor.layers[0]
-assert torch.equal(first.eps_in, f(eps[:state_size])) and torch.equal(first.eps_out, f(eps[state_size:state_size + hidden[0]]))
+in_layers = torch.cat([torch.cat([layer.eps_in, layer.eps_out]) for layer in noisy_actor.layers])
+print("every layer's buffers hold its share of f(eps), in order:", torch.equal(in_layers, f(eps)))
+assert torch.equal(in_layers, f(eps))
 s = torch.randn(20, state_size)
 with torch.no_grad():
     acting = noisy_actor(s)
@@ -923,9 +944,11 @@ assert not torch.allclose(acting, mean_only)
 ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
 path = torch.stack([ou.sample() for _ in range(11)])
 lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
-print("OU std:", round(path.std().item(), 1), " correlation at lags 1, 5, 10:", [round(c, 2) for c in lags],
+for _ in range(100):
+    ou.sample()
+print(f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:", [round(c, 2) for c in lags],
       " expected:", [round(0.85 ** k, 2) for k in (1, 5, 10)])
-assert abs(path.std() - 1) < 0.05 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
+assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
 
 # %% [markdown]
 # ## 6. The agent
@@ -984,7 +1007,7 @@ class Behaviour(nn.Module):
 # $n$-step window (3) and stores what it emits in the prioritized buffer (4) at the largest
 # priority so far. Once the buffer holds `warmup` transitions it learns every `learn_every`
 # steps: `learn` samples a batch by priority with its importance weights, makes the critic's
-# step, sets the sampled transitions' priorities from their new TD errors, draws fresh
+# step, sets the sampled transitions' priorities from this update's TD errors, draws fresh
 # NoisyNet noise (5) for the actor's step, and soft-updates the targets.
 #
 # **How often to learn** (the replay ratio). Each step stores 20 transitions, and an update
@@ -1064,10 +1087,11 @@ class Agent(DDPG):
 
 # %% [markdown]
 # Check: after 12 steps of made-up transitions with learning from the start and $n = 5$, the
-# buffer holds the $20 \times 8$ transitions emitted so far and the agent has learned once per
-# step since the first batch was stored; one more update changes the sampled priorities; the
-# behaviour policy without noise acts as the actor's mean weights; and the episodes' $n$ and
-# learning interval follow the schedule.
+# buffer holds the $20 \times 8$ transitions emitted so far (the first at step 5), and the agent
+# has learned at every step since the buffer first held a batch of 32 (steps 6 to 12); the
+# updates have set the sampled priorities from their TD errors; the behaviour policy without
+# noise acts as the actor's mean weights; and the episodes' $n$ and learning interval follow the
+# schedule.
 
 # %% tags=["nbval-check-output"]
 check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0, n_step_ramp=0), state_size, action_size, num_agents)
@@ -1077,10 +1101,9 @@ for t in range(12):
     s = fake.standard_normal((num_agents, state_size)).astype(np.float32)
     check.step(s, check.act(s), fake.random(num_agents).astype(np.float32), s, done=False)
 print("transitions stored:", check.memory.size, " updates so far:", check.updates)
-assert check.memory.size == num_agents * (12 - 4) and check.updates == 12 - 5   # first transition after n = 5 steps
-check.learn()
+assert check.memory.size == num_agents * (12 - 4) and check.updates == 12 - 5   # 8 emissions of 20; 7 updates
 changed = not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0)
-print("priorities changed by learning:", changed)
+print("priorities no longer all at their initial value:", changed)
 assert changed
 check.actor.set_noise(None)
 mean_actions = check.actor(check.norm(torch.as_tensor(s))).clamp(-1, 1)
@@ -1108,9 +1131,10 @@ assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_eve
 # `scores.csv`, `summary.json`, and the policy exported with `torch.export` (the target actor
 # with its normaliser, loadable without these classes).
 #
-# **Seeds.** `train` seeds the environment's goals from `cfg.seed` before it starts, so a run is
-# the same whatever the environment did before (the cells above stepped it): this notebook's
-# run is seed 0 of the report's seeds, equal to `results/full/seed0` episode by episode.
+# **Seeds.** On the built-in Reacher, `train` seeds the environment's goals from `cfg.seed`
+# before it starts, so a run is the same whatever the environment did before (the cells above
+# stepped it): this notebook's run is seed 0 of the report's seeds, equal to `results/full/seed0`
+# episode by episode. (A Unity build seeds its goals itself, when it is opened.)
 #
 # **Starting and resuming.** Each run starts afresh; a checkpoint left by an earlier run is set
 # aside, not deleted. With `RESUME=1` in the environment (`make run RESUME=1`) it continues an
@@ -1191,19 +1215,21 @@ plt.show()
 #
 # Load the exported policy (`torch.export`: it needs none of the classes above, only torch) and
 # run it without exploration noise on goals it never saw (environment seed 10000), 5 episodes.
-# An arm's score is its mean over them; the worst arm is reported with the mean, since a mean
-# of 38 can hide an arm at 15.
+# An arm's score is its mean over them; the worst arm is reported with the mean, since a high
+# mean can hide a weak arm.
 #
 # Which actor to keep? The exported policy is the **target actor**, the moving average of the
 # recent actors (2.2), not the last online actor: each update moves the online weights a little
-# at random (the batch, and the noise the actor learns with), and averaging removes most of that.
-# Both are played below.
+# at random (the batch, and the noise the actor learns with), and the average smooths that out.
+# The cell below plays both.
 
 # %%
 policy = torch.export.load(os.path.join(RUN_DIR, "actor.pt2")).module()
-last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
+noisy = cfg.exploration == "noisynet"
+last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0) if noisy else Actor(state_size, action_size, cfg.hidden)
 last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt")))
-last_online.set_noise(None)
+if noisy:
+    last_online.set_noise(None)                        # the mean weights
 norm = Normalizer(state_size)
 norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt")))
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
@@ -1240,3 +1266,8 @@ env.close()
 # 6. R. S. Sutton, A. G. Barto, *Reinforcement learning: an introduction*, 2nd ed., 2018, chapter 7 (n-step bootstrapping).
 # 7. F. Pardo, A. Tavakoli, V. Levdik, P. Kormushev, *Time limits in reinforcement learning*, ICML 2018, arXiv:1712.00378.
 # 8. R. Munos, T. Stepleton, A. Harutyunyan, M. G. Bellemare, *Safe and efficient off-policy reinforcement learning* (Retrace), NeurIPS 2016, arXiv:1606.02647.
+# 9. M. Hessel et al., *Rainbow: combining improvements in deep reinforcement learning*, AAAI 2018, arXiv:1710.02298.
+# 10. D. Precup, R. S. Sutton, S. Singh, *Eligibility traces for off-policy policy evaluation* (tree-backup), ICML 2000.
+# 11. P. S. Castro et al., *Dopamine: a research framework for deep reinforcement learning*, 2018, arXiv:1812.06110.
+# 12. M. Plappert et al., *Parameter space noise for exploration*, ICLR 2018, arXiv:1706.01905.
+# 13. T. F. Chan, G. H. Golub, R. J. LeVeque, *Updating formulae and a pairwise algorithm for computing sample variances*, Stanford report STAN-CS-79-773, 1979.

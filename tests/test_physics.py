@@ -151,3 +151,13 @@ def test_one_arm_version():
     assert info.vector_observations.shape == (1, 33)
     info = env.step(np.zeros(4))[BRAIN_NAME]
     assert len(info.rewards) == 1
+
+
+def test_seed_makes_the_next_episodes_those_of_a_fresh_environment():
+    from reacher import ReacherEnvironment, play
+    used, fresh = ReacherEnvironment(seed=5, verbose=False), ReacherEnvironment(seed=0, verbose=False)
+    play(used, lambda info: np.ones((20, 4)), steps=30)
+    used.seed(0)
+    policy = lambda info: np.tanh(info.vector_observations[:, :4])
+    np.testing.assert_array_equal(play(used, policy, steps=200), play(fresh, policy, steps=200))
+    np.testing.assert_array_equal(used.physics.observe(), fresh.physics.observe())

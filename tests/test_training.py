@@ -180,3 +180,12 @@ def test_exploration_variants_act_as_configured(exploration, per_arm, arms_diffe
     assert isinstance(agent.actor, NoisyActor) == (exploration == "noisynet") and isinstance(agent.actor, Actor)
     assert (not np.allclose(acting, acting[0])) == arms_differ
     assert (not np.allclose(agent.act(same_state, explore=False), acting)) == noise_free_differs
+
+
+def test_the_agents_classes_pickle_as_an_ordinary_module():
+    import pickle
+    cfg = Config(n_step=3)
+    assert pickle.loads(pickle.dumps(cfg)) == cfg
+    actor = NoisyActor(33, 4, (8, 8), 0.5)
+    clone = pickle.loads(pickle.dumps(actor))
+    assert type(clone) is NoisyActor and all(torch.equal(p, q) for p, q in zip(actor.parameters(), clone.parameters()))
