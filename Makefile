@@ -79,7 +79,7 @@ report: figures
 
 # doc/jupyterlab.png: the committed Continuous_Control.ipynb as JupyterLab shows it, taken with
 # Debian's headless chromium (apt-get install chromium; CHROMIUM=... to use another).
-CHROMIUM ?= chromium
+CHROMIUM ?= $(shell command -v chromium || echo /usr/bin/chromium)
 screenshot: $(STAMP)
 	$(PY) -m pip install --quiet $(JUPYTERLAB) playwright==1.65.2
 	$(PY) -m experiments.screenshot --chromium $(CHROMIUM) --out doc/jupyterlab.png

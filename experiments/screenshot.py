@@ -39,12 +39,17 @@ def wait_for(url: str, seconds: float = 60) -> None:
 
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--chromium", default=shutil.which("chromium") or "chromium")
+    parser.add_argument("--chromium", default=shutil.which("chromium") or "/usr/bin/chromium",
+                        help="the browser's executable (a path)")
     parser.add_argument("--notebook", default=os.path.join(ROOT, "Continuous_Control.ipynb"))
     parser.add_argument("--out", default=os.path.join(ROOT, "doc", "jupyterlab.png"))
     parser.add_argument("--cell", default="history = train(", help="scroll to the code cell that shows this text")
     args = parser.parse_args(argv)
     from playwright.sync_api import sync_playwright
+    chromium = shutil.which(args.chromium) or args.chromium
+    if not os.path.isfile(chromium):
+        raise SystemExit(f"no browser at {args.chromium!r}: install Debian's chromium (apt-get install chromium) "
+                         "or pass --chromium PATH")
     port, folder = free_port(), tempfile.mkdtemp(prefix="screenshot-")
     shutil.copy(args.notebook, os.path.join(folder, "Continuous_Control.ipynb"))
     server = subprocess.Popen([sys.executable, "-m", "jupyter", "lab", "--no-browser", f"--port={port}",
@@ -56,7 +61,7 @@ def main(argv=None) -> None:
         base = f"http://127.0.0.1:{port}"
         wait_for(f"{base}/api")
         with sync_playwright() as p:
-            browser = p.chromium.launch(executable_path=args.chromium, args=["--no-sandbox"])
+            browser = p.chromium.launch(executable_path=chromium, args=["--no-sandbox"])
             page = browser.new_page(viewport={"width": 1400, "height": 1000})
             page.goto(f"{base}/lab/tree/Continuous_Control.ipynb?reset", wait_until="networkidle")
             page.wait_for_selector(".jp-Notebook .jp-Cell", timeout=60_000)
