@@ -161,7 +161,8 @@ def main(argv=None):
     for bucket, result in profile(warmup_episodes=args.warmup_episodes, **overrides)[0].items():
         later = bucket == "later"
         result.update(config_overrides=overrides, machine=machine,
-                      label=f"{args.label}, episode {result['episode']} (learning every {result['learn_every']} steps)")
+                      label=f"{args.label}, episode {result['episode']} (learning every "
+                            + (f"{result['learn_every']} steps)" if result["learn_every"] > 1 else "step)"))
         print(f"{machine}; {result['label']}")
         for phase, ms in result["ms_per_step"].items():
             print(f"  {phase:38s} {ms:7.3f} ms")
