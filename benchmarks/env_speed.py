@@ -20,6 +20,7 @@ from reacher import BRAIN_NAME, BUILT_IN_EXECUTABLE, ReacherEnvironment
 
 CLIENT = """
 import sys, time, numpy as np
+import reacher  # first: on numpy 2 it gives the client the np.float_ it uses
 from unityagents import UnityEnvironment
 env = UnityEnvironment(file_name=sys.argv[1], worker_id=int(sys.argv[3]), no_graphics=True)
 name = env.brain_names[0]

@@ -10,6 +10,14 @@ import sys
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "mujoco" not in sys.modules:
     os.environ.setdefault("MUJOCO_GL", "egl")
 
+import numpy as np  # noqa: E402
+
+# The unityagents 0.4.0 client (a Unity build, or the built-in executable through the real client)
+# checks actions with `isinstance(..., np.float_)`, which numpy 2 removed: give it the alias back.
+# Import reacher (or open the environment with reacher.open_environment) before unityagents.
+if not hasattr(np, "float_"):
+    np.float_ = np.float64
+
 from .controller import scripted_actions
 from .environment import (BRAIN_NAME, BrainInfo, BrainParameters, ReacherEnvironment,
                           UnityActionException, UnityEnvironmentException)

@@ -48,7 +48,7 @@ def open_environment(unity_build: str | None = None, seed: int = 0, worker_id: i
     except ImportError as error:
         raise UnityEnvironmentException(
             f"A Unity build needs the unityagents 0.4.0 client ({error}): "
-            f"pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio Pillow 'numpy<2'") from None
+            f"pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio Pillow") from None
     env = UnityEnvironment(file_name=path, seed=seed, worker_id=worker_id, no_graphics=True)
     # What a results file should call it: the replica served over the client's protocol is no Unity build.
     env.description = ("built-in replica, served to the unityagents client" if served else f"Unity build ({path})")

@@ -13,9 +13,13 @@ import pytest
 from reacher import BUILT_IN_EXECUTABLE
 
 pytest.importorskip("unityagents", reason="the unityagents 0.4.0 client is part of requirements")
+psutil = pytest.importorskip("psutil", reason="psutil comes with ipykernel, part of requirements")
+pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the built-in executable is a POSIX shell "
+                                "script (reacher/Reacher_Linux_NoVis/Reacher.x86_64); Windows cannot launch it")
 
 CLIENT = textwrap.dedent("""
     import sys, numpy as np
+    import reacher                      # first: on numpy 2 it gives the client the np.float_ it uses
     from unityagents import UnityEnvironment
     worker = int(sys.argv[1])
     env = UnityEnvironment(file_name=sys.argv[2], worker_id=worker, seed=worker, no_graphics=True)
@@ -41,11 +45,10 @@ CLIENT = textwrap.dedent("""
 
 
 def alive(pid):
-    """True if pid runs and is not a zombie."""
+    """True if pid runs and is not a zombie (psutil: the same answer on Linux, macOS and Windows)."""
     try:
-        with open(f"/proc/{pid}/stat") as f:
-            return f.read().split(")")[-1].split()[0] != "Z"
-    except FileNotFoundError:
+        return psutil.Process(pid).status() != psutil.STATUS_ZOMBIE
+    except psutil.NoSuchProcess:
         return False
 
 

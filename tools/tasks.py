@@ -1,0 +1,90 @@
+"""The project's tasks, for Linux, macOS and Windows, with or without make.
+
+    python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb, then doc/,
+                                       # the README's tables and Report.ipynb from the new run
+    python -m tools.tasks test         # every test
+    python -m tools.tasks --list       # every task and what it runs
+
+Each Makefile target calls the task of its name, so each is defined once, here. Run them with the
+project's environment active (`pip install -e .` done): every command is this Python running a
+module. `RESUME=1` in the environment makes `run` continue an interrupted run instead of starting
+afresh.
+"""
+import argparse
+import os
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
+TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
+EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", *TRANSPORT]
+SMOKE = {"SMOKE": "1"}
+
+# name: (what it does, [(module and arguments, extra environment), ...]) or a list of other tasks.
+TASKS = {
+    "notebook": ("execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
+                 [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {})]),
+    "figures": ("doc/ figures and the README's result tables from checkpoints/ and results/",
+                [(["experiments.figures"], {})]),
+    "report": ("doc/, the README's tables, then Report.ipynb executed from them", ["figures", "report-notebook"]),
+    "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {})]),
+    "run": ("the main job: the notebook, then the report", ["notebook", "report"]),
+    "wheels": ("every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform",
+               [(["tools.wheels"], {})]),
+    "test": ("every test: the wheel matrix, units, the notebook at SMOKE size, the report strictly", [
+        (["tools.wheels"], {}),
+        (["pytest", "tests", "Continuous_Control.ipynb", "--nbval-lax", "--nbval-current-env"], SMOKE),
+        (["pytest", "Report.ipynb", "--nbval", "--nbval-current-env",
+          "--nbval-sanitize-with", os.path.join("tests", "report_sanitize.cfg")], {})]),
+    "export": ("after editing a notebook: its text twin, and the exported agent", [
+        (["jupytext", "--sync", "Continuous_Control.ipynb", "Report.ipynb"], {}),
+        (["continuous_control.export"], {})]),
+    "benchmark": ("environment and training speed (results/benchmarks/)", [
+        (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {})]),
+    "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",
+                  [(["benchmarks.calibration"], {})]),
+    "experiments": ("the report's seeds and ablations, two runs at a time, resumable",
+                    [(["experiments.run", "--all", "--jobs", "2"], {})]),
+    "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
+        (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
+        (["benchmarks.published_learner", "--report"], {})]),
+    "screenshot": ("doc/jupyterlab.png from the committed notebook (needs chromium, jupyterlab, playwright)",
+                   [(["experiments.screenshot"], {})]),
+    "demo": ("a random and a scripted agent on the built-in Reacher", [(["reacher.demo"], {})]),
+}
+
+
+def commands(name: str) -> list:
+    """The (argv, environment) of every command a task runs, other tasks expanded."""
+    if name not in TASKS:
+        raise SystemExit(f"unknown task {name!r}: one of {', '.join(TASKS)}")
+    out = []
+    for step in TASKS[name][1]:
+        out += commands(step) if isinstance(step, str) else [([sys.executable, "-m", *step[0]], step[1])]
+    return out
+
+
+def run(name: str) -> int:
+    for argv, extra in commands(name):
+        print("+", " ".join(argv[2:]), " ".join(f"{k}={v}" for k, v in extra.items()), flush=True)
+        code = subprocess.run(argv, cwd=ROOT, env={**os.environ, **extra}).returncode
+        if code:
+            return code
+    return 0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("task", nargs="?", choices=list(TASKS))
+    parser.add_argument("--list", action="store_true", help="every task and what it runs")
+    args = parser.parse_args(argv)
+    if args.list or not args.task:
+        for name, (what, _) in TASKS.items():
+            print(f"{name:16s} {what}")
+        return 0
+    return run(args.task)
+
+
+if __name__ == "__main__":
+    sys.exit(main())
