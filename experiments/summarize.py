@@ -115,25 +115,19 @@ def calibration_block() -> str:
 
 
 def train_speed_block() -> str:
-    """One column per saved profile (results/benchmarks/train_speed_<label>.json), "before" first.
-
-    The total is the measured wall time per step: with the worker process the environment steps
-    while the learner updates, so the learner's phases do not add up to it."""
+    """One column per saved profile (results/benchmarks/train_speed_<label>.json, written by
+    benchmarks/train_speed.py), by label and episode. The total is the episode's wall time per step."""
     paths = glob.glob(os.path.join(ROOT, "results", "benchmarks", "train_speed_*.json"))
-    # before; then each change's effect in turn: the code (inline), the worker, the later replay ratio.
-    runs = sorted((json.load(open(p)) for p in paths),
-                  key=lambda r: (r["label"] != "before", "+" in r["label"], "inline" not in r["label"], r["label"]))
+    runs = sorted((json.load(open(p)) for p in paths), key=lambda r: (r["label"].split(",")[0], r["episode"]))
     if not runs:
-        return "(no profile yet: `python benchmarks/train_speed.py`)"
+        return "(no profile yet: `python -m benchmarks.train_speed`)"
     phases = list(dict.fromkeys(phase for r in runs for phase in r["ms_per_step"]))
     cell = lambda r, phase: f"{r['ms_per_step'][phase]:.3f}" if phase in r["ms_per_step"] else ""
     rows = [[phase] + [cell(r, phase) for r in runs] for phase in phases]
-    totals = [r.get("wall_ms_per_step", 1000 / r["timed_steps_per_second"] + r["ms_per_step"]["checkpointing (amortised)"])
-              for r in runs]
     rows.append(["**total, wall time**"] + [f"**{t:.2f}** ({1000 / t:,.0f} steps/s, {1001 * t / 1000:.1f} s an episode)"
-                                            for t in totals])
-    return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms, one update), measured in the "
-            "learner's process:\n\n" + markdown_table(["phase"] + [r["label"] for r in runs], rows))
+                                            for t in (r["wall_ms_per_step"] for r in runs)])
+    return (f"{runs[0]['machine']}; milliseconds per environment step (20 arms), each phase without the timed "
+            "phases it calls:\n\n" + markdown_table(["phase"] + [r["label"] for r in runs], rows))
 
 
 BLOCKS = {"run": run_block, "seeds": seeds_block, "ablations": ablations_block, "compute": compute_block,
