@@ -111,7 +111,7 @@ def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_trai
     from continuous_control import agent
     before = checkpoints.code_fingerprint(agent.train)
     body = agent.tree_find.py_func.__code__          # a function compiled by numba, three calls deep
-    agent.tree_find.py_func.__code__ = body.replace(co_consts=tuple(2 if c == 1 else c for c in body.co_consts))
+    agent.tree_find.py_func.__code__ = agent.tree_set.py_func.__code__      # other code under the same name
     try:
         assert checkpoints.code_fingerprint(agent.train) != before
     finally:
