@@ -8,11 +8,11 @@ report's variants (variants.py) and one flat tensor per network (flat.py).
 not import it, so that the notebook, which defines the same classes inline, never loads a copy.
 """
 from .checkpoints import code_fingerprint
-from .figures import plot_scores
+from .figures import plot_diagnostics, plot_scores
 from .flat import flatten_parameters
 from .replay import replay_panel
 from .results import TARGET_SCORE, load_run
 from .training import TrainingRun
 
-__all__ = ["TARGET_SCORE", "TrainingRun", "code_fingerprint", "flatten_parameters", "load_run", "plot_scores",
-           "replay_panel"]
+__all__ = ["TARGET_SCORE", "TrainingRun", "code_fingerprint", "flatten_parameters", "load_run", "plot_diagnostics",
+           "plot_scores", "replay_panel"]

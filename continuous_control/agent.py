@@ -14,7 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_scores, replay_panel
+from continuous_control import (TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_diagnostics,
+                                plot_scores, replay_panel)
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -151,18 +152,19 @@ class DDPG:
         self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
 
-    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float]:
-        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors and the loss."""
+    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
+        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
         with torch.no_grad():
             y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
-        td = y - self.critic(s, a)
+        q = self.critic(s, a)
+        td = y - q
         loss = (w * td.pow(2)).mean()
         self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
         loss.backward()
         grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
         grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
         self.critic_opt.step()
-        return td.detach(), loss.item()
+        return td.detach(), loss.item(), q.mean().item()
 
     def update_actor(self, s) -> float:
         """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
@@ -304,13 +306,15 @@ class PrioritizedReplay:
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.max_priority = 1.0                   # new transitions get the largest p_i so far
-        self.next, self.size = 0, 0
+        self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
+        self.next, self.size, self.adds = 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self.born[idx], self.adds = self.adds, self.adds + 1
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -324,6 +328,10 @@ class PrioritizedReplay:
         batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
                         self.next_states[idx], self.discounts[idx])
         return idx, weights.astype(np.float32), batch_arrays
+
+    def age(self, idx) -> np.ndarray:
+        """How many insertions ago each transition was added."""
+        return self.adds - self.born[idx]
 
     def update_priorities(self, idx, td_errors) -> None:
         priorities = np.abs(td_errors) + self.offset
@@ -449,8 +457,7 @@ class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        self.rng = np.random.default_rng(cfg.seed)
-        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.rng, self.gen = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         noisy = cfg.exploration == "noisynet"
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
@@ -462,7 +469,7 @@ class Agent(DDPG):
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng)
         self.sizes, self.nstep, self.learn_every = (num_agents, state_size, action_size), None, cfg.learn_every
-        self.steps, self.updates = 0, 0
+        self.steps, self.updates, self.log = 0, 0, []     # log: what each update saw (diagnostics)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
@@ -497,13 +504,14 @@ class Agent(DDPG):
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
         s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
         self.memory.update_priorities(idx, td.numpy())
         if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
             self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
         actor_loss = self.update_actor(s)
         self.update_targets()
         self.updates += 1
+        self.log.append((critic_loss, actor_loss, q, td.abs().mean().item(), np.mean(self.memory.age(idx) <= 1000)))
         return critic_loss, actor_loss
 
 

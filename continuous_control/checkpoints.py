@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 FILE = "checkpoint.npz"
-REPLAY = ("states", "actions", "returns", "next_states", "discounts")
+REPLAY = ("states", "actions", "returns", "next_states", "discounts", "born")
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
@@ -99,7 +99,7 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
-        "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority},
+        "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority, "adds": m.adds},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
@@ -144,6 +144,7 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str):
             getattr(m, name)[:n] = saved[name]
         m.priorities[np.arange(n)] = saved["priorities"]
     m.next, m.size, m.max_priority = state["memory"]["next"], n, state["memory"]["max_priority"]
+    m.adds = state["memory"]["adds"]
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
     agent.actor_opt.load_state_dict(state["opts"]["actor"])

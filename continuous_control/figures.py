@@ -4,6 +4,7 @@
     plot_seeds(runs, ax)               # several seeds of one configuration
     plot_variants(results, ax)         # mean across seeds with a worst-best seed band, per variant
     fig = plot_ablations(results)      # one panel per ablation, each against the full agent on its seeds
+    fig = plot_diagnostics(run["diagnostics"])   # what learning saw, per episode
 """
 import numpy as np
 
@@ -39,6 +40,35 @@ def history_of(run: dict) -> dict:
     history = {key: run["scores"][key] for key in ("mean", "min", "max", "avg100")}
     history["solved_at"] = run["summary"]["solved_at"]
     return history
+
+
+def plot_diagnostics(diag: dict, title: str = None):
+    """A run's diagnostics.csv, per episode: Q and the critic's loss, |TD error|, NoisyNet's sigma
+    per layer, the share of young transitions (sampled and stored), the largest priority and beta."""
+    import matplotlib.pyplot as plt
+    fig, axes = plt.subplots(2, 3, figsize=(13, 6), sharex=True)
+    x = diag["episode"]
+    panels = [("mean Q(s, a) of the sampled batches", [("q", "Q")]),
+              ("losses", [("critic_loss", "critic loss"), ("actor_loss", "actor loss (-Q)")]),
+              ("mean |TD error|", [("td_abs", "|TD error|")]),
+              ("NoisyNet: mean sigma of each layer's weights", [(k, f"layer {k[6:]}") for k in diag if k.startswith("sigma_")]),
+              ("transitions added in the last 1000 insertions", [("young_share", "share of the sampled"),
+                                                                ("young_share_stored", "share of the stored")]),
+              ("priorities and importance sampling", [("max_priority", "largest priority p (before alpha)"),
+                                                      ("beta", "beta")])]
+    for ax, (name, lines) in zip(axes.flat, panels):
+        for key, label in lines:
+            ax.plot(x, diag[key], lw=1.5, label=label)
+        ax.set_title(name, fontsize=10)
+        ax.grid(alpha=.3)
+        if len(lines) > 1:
+            ax.legend(fontsize=8)
+    for ax in axes[-1]:
+        ax.set_xlabel("episode")
+    if title:
+        fig.suptitle(title)
+    fig.tight_layout()
+    return fig
 
 
 def plot_seeds(runs: list, ax) -> None:

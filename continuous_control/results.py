@@ -7,6 +7,7 @@
 
 A run folder holds `config.json`, `scores.csv` (per episode: the 20-arm mean, worst and best arm,
 the average of the last 100 episodes, wall seconds), `arm_scores.csv` (every arm's score),
+`diagnostics.csv` (per episode: what learning saw, training.diagnostics),
 `summary.json`, the weights (`actor.pt`, `actor_target.pt`, `critic.pt`, `normalizer.pt`) and
 the exported policy `actor.pt2`.
 """
@@ -69,6 +70,12 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
         f.write("episode," + ",".join(f"arm{k}" for k in range(len(history["arms"][0]))) + "\n")
         for i, row in enumerate(history["arms"]):
             f.write(f"{i + 1}," + ",".join(f"{v:.2f}" for v in row) + "\n")
+    if history.get("diagnostics"):
+        columns = list(history["diagnostics"][0])
+        with open(os.path.join(run_dir, "diagnostics.csv"), "w") as f:
+            f.write("episode," + ",".join(columns) + "\n")
+            for i, row in enumerate(history["diagnostics"]):
+                f.write(f"{i + 1}," + ",".join(f"{row[c]:.6g}" for c in columns) + "\n")
     solved = history["solved_at"]
     summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
                "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
@@ -103,9 +110,13 @@ def load_run(path: str) -> dict:
     path = os.path.join(ROOT, path)
     scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
     arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]
-    return {"dir": os.path.relpath(path, ROOT), "config": json.load(open(os.path.join(path, "config.json"))),
-            "summary": json.load(open(os.path.join(path, "summary.json"))),
-            "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
+    run = {"dir": os.path.relpath(path, ROOT), "config": json.load(open(os.path.join(path, "config.json"))),
+           "summary": json.load(open(os.path.join(path, "summary.json"))),
+           "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
+    if os.path.exists(os.path.join(path, "diagnostics.csv")):
+        diag = np.genfromtxt(os.path.join(path, "diagnostics.csv"), delimiter=",", names=True)
+        run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
+    return run
 
 
 def load_variant(variant: str, root: str = "results") -> list:

@@ -22,6 +22,26 @@ from .progress import LiveCurve, Progress
 from .results import TARGET_SCORE, WINDOW, save_results
 
 
+LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Agent.log
+
+
+def diagnostics(agent) -> dict:
+    """One episode's learning, from what each update logged (the log is then cleared) and the agent's
+    state at the episode's end: mean critic and actor loss, Q(s, a) and |TD error| over the updates;
+    the share of sampled transitions added within the last 1000 insertions (about one episode) and
+    that share among all stored ones; beta; the largest priority; NoisyNet's mean sigma per layer."""
+    log = np.array(agent.log, float).reshape(-1, len(LOGGED))
+    agent.log.clear()
+    m = agent.memory
+    row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
+           "young_share_stored": float(np.mean(m.adds - m.born[:m.size] <= 1000)) if m.size else float("nan"),
+           "beta": agent.beta(), "max_priority": m.max_priority}
+    for k, layer in enumerate(agent.actor.layers):
+        if hasattr(layer, "weight_sigma"):
+            row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
+    return {key: float(value) for key, value in row.items()}
+
+
 class TrainingRun:
     def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
                  stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
@@ -29,7 +49,8 @@ class TrainingRun:
         self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
         self.log_every, self.checkpoint_every = log_every, checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
-        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None}
+        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None,
+                        "diagnostics": []}
         self.episode = 0
 
     def start(self, resume: bool = False) -> int:
@@ -62,6 +83,7 @@ class TrainingRun:
         h["arms"].append(scores.tolist())
         h["avg100"].append(float(np.mean(h["mean"][-WINDOW:])))
         h["wall"].append(time.perf_counter() - self.clock)
+        h["diagnostics"].append(diagnostics(self.agent))
         if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
             h["solved_at"] = episode
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")

@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJoCo's EGL backend)
-from continuous_control.figures import history_of, plot_ablations, plot_scores, plot_seeds
+from continuous_control.figures import history_of, plot_ablations, plot_diagnostics, plot_scores, plot_seeds
 from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at
 from continuous_control.variants import CHANGES, LABELS, VARIANTS
 from experiments import claims
@@ -169,6 +169,11 @@ def from_episode(means, threshold: float):
     return None if not above[-1] else (int(below[-1]) + 2 if len(below) else 1)
 
 
+def diagnostics_figure(run: dict):
+    """The run's diagnostics per episode (continuous_control.figures.plot_diagnostics), or None."""
+    return plot_diagnostics(run["diagnostics"], "What learning saw, per episode") if "diagnostics" in run else None
+
+
 def levels_text(run: dict) -> str:
     """How early the run was good: the earliest-solve note, the episodes above 30 and 35, the median."""
     mean, lines = run["scores"]["mean"], []
@@ -181,6 +186,29 @@ def levels_text(run: dict) -> str:
             lines.append(f"Every episode from episode {start} on scores above {level:g}.")
     lines.append(f"Median episode score: {np.median(mean):.1f}.")
     return " ".join(lines)
+
+
+def diagnostics_text(run: dict) -> str:
+    """Are new transitions replayed more often than old ones? The share of sampled transitions that
+    were added in the last 1000 insertions (about one episode) against their share of the buffer,
+    averaged over episodes `fast_episodes + 1` on (once the buffer holds many episodes); and how
+    far NoisyNet's sigma moved. Empty for a run without diagnostics."""
+    d = run.get("diagnostics")
+    if d is None:
+        return ""
+    later = d["episode"] > run["config"].get("fast_episodes", 20)
+    if not later.any():
+        return ""
+    sampled, stored = float(np.mean(d["young_share"][later])), float(np.mean(d["young_share_stored"][later]))
+    first, last = int(d["episode"][later][0]), int(d["episode"][later][-1])
+    text = (f"Over episodes {first}-{last}, {sampled:.1%} of the sampled transitions had been added in the last 1000 "
+            f"insertions (about one episode), against {stored:.1%} of the buffer: ")
+    ratio = sampled / stored if stored else float("inf")
+    text += (f"new transitions were replayed {ratio:.1f} times as often as their share, as each enters at the "
+             f"largest priority so far ({d['max_priority'][-1]:.2f} at the end, against a mean |TD error| of "
+             f"{float(np.mean(d['td_abs'][later])):.3f} in those episodes)." if ratio > 1.5 else
+             f"new transitions were replayed about as often as their share ({ratio:.1f} times).")
+    return text
 
 
 # --- 3. Across seeds -------------------------------------------------------------------------

@@ -62,7 +62,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_scores, replay_panel
+from continuous_control import (TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_diagnostics,
+                                plot_scores, replay_panel)
 
 # %%
 import os
@@ -364,18 +365,19 @@ class DDPG:
         self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
 
-    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float]:
-        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors and the loss."""
+    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
+        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
         with torch.no_grad():
             y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
-        td = y - self.critic(s, a)
+        q = self.critic(s, a)
+        td = y - q
         loss = (w * td.pow(2)).mean()
         self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
         loss.backward()
         grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
         grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
         self.critic_opt.step()
-        return td.detach(), loss.item()
+        return td.detach(), loss.item(), q.mean().item()
 
     def update_actor(self, s) -> float:
         """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
@@ -412,7 +414,7 @@ with torch.no_grad():
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
 ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), torch.rand(64)
 q_before = ddpg.critic(s, a).detach()
-td, loss = ddpg.update_critic(s, a, ret, s_next, disc, w)
+td, loss, _ = ddpg.update_critic(s, a, ret, s_next, disc, w)
 print("TD errors are R + 2 gamma_i - Q(s, a):", torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6))
 assert torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6)
 assert abs(loss - (w * td.pow(2)).mean().item()) < 1e-6          # each squared error weighted by its w_i
@@ -695,13 +697,15 @@ class PrioritizedReplay:
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.max_priority = 1.0                   # new transitions get the largest p_i so far
-        self.next, self.size = 0, 0
+        self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
+        self.next, self.size, self.adds = 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self.born[idx], self.adds = self.adds, self.adds + 1
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -715,6 +719,10 @@ class PrioritizedReplay:
         batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
                         self.next_states[idx], self.discounts[idx])
         return idx, weights.astype(np.float32), batch_arrays
+
+    def age(self, idx) -> np.ndarray:
+        """How many insertions ago each transition was added."""
+        return self.adds - self.born[idx]
 
     def update_priorities(self, idx, td_errors) -> None:
         priorities = np.abs(td_errors) + self.offset
@@ -1020,15 +1028,16 @@ class Behaviour(nn.Module):
 # score. `begin_episode` sets the episode's $n$ (3) and learning interval.
 #
 # Three seeded generators: `rng` (numpy) samples the replay, `gen` (torch) draws the noise,
-# and the global torch generator initialises the weights.
+# and the global torch generator initialises the weights. `log` keeps, for each update, the
+# losses, the mean $Q$, the mean $|\delta|$ and the share of the batch added in the last 1000
+# insertions (about one episode): the training run turns it into per-episode diagnostics.
 
 # %% tags=["export"]
 class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        self.rng = np.random.default_rng(cfg.seed)
-        self.gen = torch.Generator().manual_seed(cfg.seed)
+        self.rng, self.gen = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
         torch.manual_seed(cfg.seed)
         noisy = cfg.exploration == "noisynet"
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
@@ -1040,7 +1049,7 @@ class Agent(DDPG):
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng)
         self.sizes, self.nstep, self.learn_every = (num_agents, state_size, action_size), None, cfg.learn_every
-        self.steps, self.updates = 0, 0
+        self.steps, self.updates, self.log = 0, 0, []     # log: what each update saw (diagnostics)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
@@ -1075,13 +1084,14 @@ class Agent(DDPG):
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
         s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
         self.memory.update_priorities(idx, td.numpy())
         if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
             self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
         actor_loss = self.update_actor(s)
         self.update_targets()
         self.updates += 1
+        self.log.append((critic_loss, actor_loss, q, td.abs().mean().item(), np.mean(self.memory.age(idx) <= 1000)))
         return critic_loss, actor_loss
 
 
@@ -1208,6 +1218,22 @@ print(f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean
 print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
 fig, ax = plt.subplots(figsize=(9, 4.5))
 plot_scores(history, ax, "DDPG (5-step, prioritized replay, NoisyNet) on the 20-arm Reacher")
+plt.show()
+
+# %% [markdown]
+# What learning saw, episode by episode (`diagnostics.csv`, written with the scores): the critic's
+# mean $Q(s, a)$ and losses over the episode's updates, the mean $|\delta|$, NoisyNet's mean
+# $\sigma^W$ in each layer, and the share of sampled transitions that were added in the last 1000
+# insertions (about one episode) next to their share of the buffer: where the first stands well
+# above the second, new transitions are replayed more often than old ones, because they enter at
+# the largest priority so far (shown with $\beta$ in the last panel).
+
+# %%
+d = run["diagnostics"]
+last = len(d["episode"]) - 1
+print(f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
+      f"of the stored; largest priority {d['max_priority'][last]:.2f}; mean Q {d['q'][last]:.2f}")
+plot_diagnostics(d, "Diagnostics of the run")
 plt.show()
 
 # %% [markdown]

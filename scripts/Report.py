@@ -151,6 +151,17 @@ plt.show()
 show(report.levels_text(solving))
 
 # %% [markdown]
+# What learning saw in the solving run, per episode (`diagnostics.csv`): the critic's mean
+# $Q(s, a)$ and losses over the episode's updates, the mean $|\delta|$, NoisyNet's mean $\sigma^W$
+# per layer, the share of young transitions among the sampled and the stored, the largest
+# priority and $\beta$.
+
+# %%
+report.diagnostics_figure(solving)
+plt.show()
+show(report.diagnostics_text(solving))
+
+# %% [markdown]
 # ## 3. Across seeds
 #
 # The notebook's configuration for several seeds (`results/full/`), each trained until solved.

@@ -301,3 +301,18 @@ def test_every_report_cell_is_a_short_call():
     assert max(len(source.splitlines()) for source in code) <= 25
     for source in code:                                     # no builder defined in the report
         assert not re.search(r"^\s*(def|class|for|while) ", source, re.M), source[:200]
+
+
+def test_diagnostics_text_compares_sampled_and_stored_young_shares():
+    import numpy as np
+    from experiments import report
+    episodes = np.arange(1, 41, dtype=float)
+    run = {"config": {"fast_episodes": 20}, "diagnostics": {
+        "episode": episodes, "young_share": np.where(episodes > 20, 0.30, 0.9), "young_share_stored": np.full(40, 0.05),
+        "max_priority": np.full(40, 3.0), "td_abs": np.full(40, 0.02)}}
+    text = report.diagnostics_text(run)
+    assert "Over episodes 21-40, 30.0% of the sampled" in text and "against 5.0% of the buffer" in text
+    assert "replayed 6.0 times as often" in text
+    run["diagnostics"]["young_share"] = np.full(40, 0.05)
+    assert "about as often as their share (1.0 times)" in report.diagnostics_text(run)
+    assert report.diagnostics_text({"config": {}}) == ""

@@ -50,6 +50,7 @@ def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys)
     resumed = run(tmp_path, 3, resume=True)
     assert "Resuming after episode 1" in capsys.readouterr().out
     assert resumed["arms"] == reference["arms"]      # episode 1 kept, episodes 2-3 replayed exactly
+    assert resumed["diagnostics"] == reference["diagnostics"]
 
 
 def test_interrupted_checkpoint_write_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
@@ -189,3 +190,17 @@ def test_the_agents_classes_pickle_as_an_ordinary_module():
     actor = NoisyActor(33, 4, (8, 8), 0.5)
     clone = pickle.loads(pickle.dumps(actor))
     assert type(clone) is NoisyActor and all(torch.equal(p, q) for p, q in zip(actor.parameters(), clone.parameters()))
+
+
+def test_diagnostics_record_what_learning_saw(tmp_path):
+    history = run(tmp_path, 2)
+    cfg = Config(**SMALL)
+    diag = np.genfromtxt(tmp_path / "diagnostics.csv", delimiter=",", names=True)
+    assert list(diag["episode"]) == [1, 2] and diag["updates"][1] == 1001       # an update every step of episode 2
+    for key in ("critic_loss", "q", "td_abs", "max_priority"):
+        assert np.all(np.isfinite(diag[key])), key
+    assert np.all((0 <= diag["young_share"]) & (diag["young_share"] <= 1))
+    assert diag["young_share_stored"][1] == 1.0          # two episodes: every stored transition is recent
+    assert diag["beta"][1] == pytest.approx(min(1.0, cfg.beta_start + (1 - cfg.beta_start) * 2002 / cfg.beta_steps))
+    assert {"sigma_0", "sigma_1", "sigma_2"} <= set(diag.dtype.names)
+    assert diag["max_priority"][1] >= 1.0 and history["diagnostics"][1]["updates"] == diag["updates"][1]
