@@ -34,7 +34,7 @@ def diagnostics(agent) -> dict:
     agent.log.clear()
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
-           "young_share_stored": float(np.mean(m.adds - m.born[:m.size] <= 1000)) if m.size else float("nan"),
+           "young_share_stored": float(np.mean(m.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
            "beta": agent.beta(), "max_priority": m.max_priority}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
