@@ -49,6 +49,9 @@ TASKS = {
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
         (["benchmarks.published_learner", "--report"], {})]),
+    "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, 3 seeds x 100 episodes, two at a time, "
+              "resumable (about an hour); then doc/peers.png",
+              [(["benchmarks.peers"], {}), (["experiments.peers"], {})]),
     "screenshot": ("doc/jupyterlab.png from the committed notebook (needs chromium, jupyterlab, playwright)",
                    [(["experiments.screenshot"], {})]),
     "demo": ("a random and a scripted agent on the built-in Reacher", [(["reacher.demo"], {})]),

@@ -1,0 +1,155 @@
+"""The agent side by side with Stable-Baselines3's TD3 and SAC on the same arms (benchmarks/peers.py).
+
+One call each, for Report.ipynb and the README (never trains; reads results/ and results/peers/):
+
+    results = peer_results()           # {"full": runs, "td3": runs, ...}, the full agent on the peers' seeds
+    peers_table(results)               # Markdown: one row per agent, with its verdict against the full agent
+    peers_text(results)                # the sentences: which peer beats the agent on which measure, if any
+    peers_figure(results)              # the learning curves of all of them (a matplotlib figure)
+    python -m experiments.peers        # prints the table and the text, writes doc/peers.png (make peers)
+
+Verdicts follow experiments/claims.py's rule (seed k against seed k, every pair on one side and the
+ranges apart); minutes are judged by the same rule, lower being better. All runs shared the
+machine's two cores with one other run (summary.json's concurrent_runs says so for each).
+"""
+import os
+
+import numpy as np
+
+from benchmarks.peers import LABELS as PEER_LABELS
+from benchmarks.peers import PEERS
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, load_variant
+from experiments import claims
+from experiments.claims import METRICS, run_stats, span
+from experiments.tables import markdown_table
+
+PEERS_ROOT = os.path.join("results", "peers")
+FIGURE = os.path.join(ROOT, "doc", "peers.png")
+LABELS = {"full": "this agent (full)", **PEER_LABELS}
+COLORS = {"full": "#1f4e9c", "td3": "#d62728", "sac": "#2ca02c", "td3_zoo": "#ff9896", "sac_zoo": "#98df8a"}
+MINUTES = ("minutes", "minutes to solve (or for 100 episodes)", -1)
+
+
+def peer_results(root: str = "results", peers_root: str = PEERS_ROOT) -> dict:
+    """{"full": the full agent's runs on the seeds the peers ran, then each peer with results: runs}."""
+    peers = {name: runs for name in PEERS if (runs := load_variant(name, peers_root))}
+    seeds = {run["summary"]["seed"] for runs in peers.values() for run in runs}
+    full = [run for run in load_variant("full", root) if not seeds or run["summary"]["seed"] in seeds]
+    return {"full": full, **peers} if full else peers
+
+
+def _checked(results: dict) -> dict:
+    if "full" not in results or not results["full"]:
+        raise ValueError("no runs of the full agent to compare with: results/full/seed<k>/ (make experiments)")
+    unknown = set(results) - set(LABELS)
+    if unknown:
+        raise ValueError(f"unknown agents {sorted(unknown)}: expected 'full' and peers of {sorted(PEERS)}")
+    return results
+
+
+def comparisons(results: dict) -> dict:
+    """{peer: [claims.Comparison for each of claims.METRICS, then minutes]} against the full agent."""
+    return {name: [claims.compare(results, name, m) for m in (*METRICS, MINUTES[0])]
+            for name in _checked(results) if name != "full"}
+
+
+def better(c) -> bool | None:
+    """claims.better, with minutes (fewer is better) added."""
+    if c.metric != MINUTES[0]:
+        return claims.better(c)
+    return None if c.verdict == "no clear difference" else c.verdict == "lower"
+
+
+def name_of(metric: str) -> str:
+    return MINUTES[1] if metric == MINUTES[0] else METRICS[metric][0]
+
+
+def verdict(cs: list) -> str:
+    """A peer's comparisons in a phrase: where it is clearly better or worse than the full agent."""
+    worse = [name_of(c.metric) for c in cs if better(c) is False]
+    good = [name_of(c.metric) for c in cs if better(c) is True]
+    parts = (["clearly worse than the agent on " + ", ".join(worse)] if worse else []) + (
+        ["clearly better on " + ", ".join(good)] if good else [])
+    return "; ".join(parts) or "no clear difference from the agent on any measure"
+
+
+def row(name: str, runs: list, verdicts: dict) -> list:
+    stats = [run_stats(r) for r in runs]
+    get = lambda key: [st[key] for st in stats]
+    evals = [st for st in stats if st["eval"] is not None]
+    evaluation = "-" if not evals else (f"{span('eval', [st['eval'] for st in evals], 2)} "
+                                        f"({min(st['eval_worst_arm'] for st in evals):.2f})")
+    solved = [r["summary"]["solved_at"] for r in runs]
+    return [LABELS[name], ", ".join(str(st["seed"]) for st in stats),
+            ", ".join(str(f) if f else "never" for f in get("first_30")),
+            f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f})",
+            ", ".join(str(s) if s else f"not by {WINDOW}" for s in solved),
+            span("eval", get("minutes")), evaluation, verdicts.get(name, "(the reference)")]
+
+
+def peers_table(results: dict | None = None) -> str:
+    """One row per agent: seeds, first episode with a mean of 30 per seed, mean of episodes 1-100
+    (worst arm), solved at per seed, minutes, noise-free score (worst arm), verdict against the agent."""
+    results = _checked(peer_results() if results is None else results)
+    if len(results) == 1:
+        return "(no peer results yet: `make peers`)"
+    verdicts = {name: verdict(cs) for name, cs in comparisons(results).items()}
+    return markdown_table(["agent", "seeds", "first episode with mean ≥ 30, per seed",
+                           "mean of episodes 1-100 (worst arm)", "solved at, per seed", "minutes",
+                           "noise-free score (worst arm)", "against the agent, seeds paired"],
+                          [row(name, runs, verdicts) for name, runs in results.items()])
+
+
+def peers_text(results: dict | None = None) -> str:
+    """Plain words, from the numbers: each measure on which a peer beats the agent by the rule, or
+    that none does; each clear loss in one line per peer."""
+    results = _checked(peer_results() if results is None else results)
+    if len(results) == 1:
+        return "(no peer results yet: `make peers`)"
+    wins, lines = [], []
+    for name, cs in comparisons(results).items():
+        digits = lambda c: 2 if c.metric.startswith("eval") else 1
+        for c in cs:
+            if better(c) is True:
+                wins.append(f"{LABELS[name]} beats the agent on {name_of(c.metric)}: "
+                            f"{span(c.metric, c.variant_values, digits(c))} against "
+                            f"{span(c.metric, c.full_values, digits(c))} on seeds "
+                            f"{', '.join(map(str, c.seeds))}, better in every pair.")
+        lines.append(f"* **{LABELS[name]}**: {verdict(cs)}.")
+    lead = (" ".join(wins) if wins else
+            f"No peer beats the agent on any measure: on none is a peer better in every seed pair with "
+            f"the ranges over the seeds apart (the rule of the ablations).")
+    return lead + "\n\n" + "\n".join(lines)
+
+
+def peers_figure(results: dict | None = None, path: str | None = None):
+    """Every agent's 20-arm mean per episode, the mean over its seeds and the band from the worst
+    to the best seed; also written to `path` if given (doc/peers.png: `python -m experiments.peers`)."""
+    import matplotlib.pyplot as plt
+    results = _checked(peer_results() if results is None else results)
+    fig, ax = plt.subplots(figsize=(9, 4.5))
+    for name, runs in results.items():
+        c = np.array([run["scores"]["mean"][:WINDOW] for run in runs])
+        x = np.arange(1, c.shape[1] + 1)
+        ax.fill_between(x, c.min(0), c.max(0), color=COLORS[name], alpha=.15, lw=0)
+        seeds = ", ".join(str(run["summary"]["seed"]) for run in runs)
+        ax.plot(x, c.mean(0), color=COLORS[name], lw=2.5 if name == "full" else 1.5,
+                label=f"{LABELS[name]} (seed{'s' * (len(runs) > 1)} {seeds})")
+    ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
+    ax.set(xlabel="episode", ylabel="score, mean of the 20 arms", ylim=(0, 41), xlim=(0, WINDOW + 1))
+    ax.grid(alpha=.3)
+    ax.legend(loc="upper left", fontsize=8)
+    ax.set_title("The agent and Stable-Baselines3 on the same 20 arms: mean over seeds, band from worst to best seed",
+                 fontsize=10)
+    if path is not None:
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        fig.savefig(path, dpi=100, bbox_inches="tight")
+    return fig
+
+
+if __name__ == "__main__":
+    import matplotlib
+    matplotlib.use("Agg")
+    print(peers_table(), peers_text(), sep="\n\n")
+    peers_figure(path=FIGURE)
+    print(f"wrote {os.path.relpath(FIGURE, ROOT)}")

@@ -1,0 +1,84 @@
+"""A gymnasium `VectorEnv` as a Stable-Baselines3 `VecEnv` (SB3's VecEnv is not gymnasium's).
+
+    from reacher.gym import sb3_vec_env
+    venv = sb3_vec_env()                     # the 20 arms as SB3's VecEnv: TD3("MlpPolicy", venv)
+
+SB3 has adapters for lists of single environments (DummyVecEnv, SubprocVecEnv), none for a
+gymnasium `VectorEnv`. The 20 arms cannot be 20 single environments: they share one physics
+world and one episode clock. So this adapter passes whole batches through and translates only
+the episode ends, at which gymnasium and SB3 differ:
+
+- gymnasium (`AutoresetMode.SAME_STEP`): `terminated`, `truncated`, and the last state in
+  `info["final_obs"]`, the returned observation being already the next episode's start;
+- SB3: `dones = terminated | truncated`, the last state in `infos[i]["terminal_observation"]`,
+  and `infos[i]["TimeLimit.truncated"]` when the end was a time limit, which SB3's replay buffer
+  reads to bootstrap there (`handle_timeout_termination`) instead of treating it as terminal.
+
+A `VectorEnv` in another autoreset mode is refused: NEXT_STEP would hand SB3 one transition per
+episode that follows from no action.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import numpy as np
+from gymnasium.vector import AutoresetMode, VectorEnv
+from stable_baselines3.common.vec_env import VecEnv
+
+
+class GymnasiumVecEnv(VecEnv):
+    """SB3's VecEnv over one gymnasium VectorEnv; one sub-environment per batch entry (arm).
+
+    `seed(k)` (SB3 seeds `seed + i` per sub-environment) seeds the whole vector env with k at the
+    next reset, since its arms share one generator. Attributes and methods (`get_attr`,
+    `env_method`) are the vector env's own, reported once per arm.
+    """
+
+    def __init__(self, env: VectorEnv):
+        mode = env.metadata.get("autoreset_mode")
+        if mode != AutoresetMode.SAME_STEP:
+            raise ValueError(f"GymnasiumVecEnv needs a VectorEnv with autoreset_mode SAME_STEP, got {mode!r}")
+        self.env = env
+        super().__init__(env.num_envs, env.single_observation_space, env.single_action_space)
+        self._actions = None
+
+    def reset(self):
+        observations, info = self.env.reset(seed=self._seeds[0], options=self._options[0] or None)
+        self.reset_infos = [{} for _ in range(self.num_envs)]
+        self._reset_seeds()
+        self._reset_options()
+        return observations
+
+    def step_async(self, actions: np.ndarray) -> None:
+        self._actions = actions
+
+    def step_wait(self):
+        observations, rewards, terminated, truncated, info = self.env.step(self._actions)
+        dones = terminated | truncated
+        infos = [{} for _ in range(self.num_envs)]          # SB3's API: one dict per sub-environment
+        for i in np.flatnonzero(dones):                      # episode ends only
+            infos[i]["terminal_observation"] = info["final_obs"][i]
+            infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
+        return observations, rewards.astype(np.float32), dones, infos
+
+    def close(self) -> None:
+        self.env.close()
+
+    def get_attr(self, attr_name: str, indices=None) -> list[Any]:
+        value = getattr(self.env, attr_name)
+        return [value for _ in self._get_indices(indices)]
+
+    def set_attr(self, attr_name: str, value: Any, indices=None) -> None:
+        if indices is not None and sorted(self._get_indices(indices)) != list(range(self.num_envs)):
+            raise ValueError("the arms share one vector env: set an attribute for all of them (indices=None)")
+        setattr(self.env, attr_name, value)
+
+    def env_method(self, method_name: str, *method_args, indices=None, **method_kwargs) -> list[Any]:
+        result = getattr(self.env, method_name)(*method_args, **method_kwargs)
+        return [result for _ in self._get_indices(indices)]
+
+    def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
+        return [False for _ in self._get_indices(indices)]          # no per-arm gymnasium wrappers exist
+
+    def get_images(self):
+        return [self.env.render()]                                   # one frame of the shared world

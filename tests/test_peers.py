@@ -1,0 +1,176 @@
+"""Stable-Baselines3 peers (benchmarks/peers.py) at SMOKE size, and their side-by-side report
+(experiments/peers.py) on fake run folders whose numbers are known."""
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+import torch
+
+from benchmarks import peers
+from continuous_control.results import load_run
+from experiments import claims
+from experiments import peers as side
+from test_claims import fake_run, ramp
+from test_report import rows_of
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+FULL = os.path.join(ROOT, "results", "full", "seed0")
+
+
+# --- the update schedule -----------------------------------------------------------------------
+
+def agents_update_count(episodes=100, steps=1001, arms=20, warmup=5000, fast=20, later=8) -> int:
+    """The agent's rule (continuous_control.agent.Agent.step), step by step: learn when the replay
+    holds `warmup` transitions and the global step count is a multiple of the episode's interval."""
+    count = 0
+    for step in range(1, episodes * steps + 1):
+        every = 1 if (step - 1) // steps + 1 <= fast else later
+        count += arms * step >= warmup and step % every == 0
+    return count
+
+
+def test_the_agents_schedule_makes_as_many_updates_as_the_agent():
+    ours = peers.agents_schedule()
+    assert peers.expected_updates(ours, 100, 1001, 20) == agents_update_count() == 29_781
+    zoo = peers.SCHEDULES["zoo"]()
+    assert peers.expected_updates(zoo, 100, 1001, 20) == 100 * 1001 - 500     # from step 501 on, every step
+
+
+def test_a_last_chunk_past_the_final_episode_is_counted():
+    schedule = peers.Schedule("x", 0, fast_episodes=1, later=8)
+    # 10 fast steps, then 10 more collected in chunks of 8: two chunks, the second runs 6 steps over
+    assert peers.expected_updates(schedule, 2, 10, 1) == 10 + 2
+
+
+# --- one run at SMOKE size ---------------------------------------------------------------------
+
+@pytest.mark.parametrize("name", ["td3", "sac_zoo"])
+def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
+    schedule = peers.smoke(peers.SCHEDULES[peers.PEERS[name][1]]())
+    summary = peers.run_one(name, 0, out=str(tmp_path / "res"), work=str(tmp_path / "work"), episodes=4,
+                            episode_steps=peers.SMOKE_STEPS, eval_episodes=1, schedule=schedule,
+                            buffer_size=5_000, log_every=100)
+    folder = tmp_path / "res" / name / "seed0"
+    assert sorted(os.listdir(tmp_path / "res" / name)) == ["seed0"], "no partial folder left behind"
+    assert sorted(os.listdir(folder)) == ["arm_scores.csv", "config.json", "scores.csv", "summary.json"]
+    if os.path.exists(FULL):
+        assert open(folder / "scores.csv").readline() == open(os.path.join(FULL, "scores.csv")).readline()
+        assert set(json.load(open(os.path.join(FULL, "summary.json")))) <= set(summary)
+    run = load_run(str(folder))
+    assert run["arms"].shape == (4, 20) and len(run["scores"]["mean"]) == 4
+    np.testing.assert_allclose(run["scores"]["mean"], run["arms"].mean(1), atol=0.01)
+    assert len(summary["eval_arm_means"]) == 20 and len(summary["eval_noise_free_5"]) == 1
+    stats = claims.run_stats(run)
+    assert stats["minutes"] == pytest.approx(summary["wall_seconds"] / 60)
+    every_step = peers.expected_updates(peers.Schedule("every step", schedule.learning_starts), 4, 48, 20)
+    assert summary["gradient_updates"] == summary["gradient_updates_expected"]
+    if name == "td3":      # the switch to every 8th step after 2 episodes took effect
+        assert summary["gradient_updates"] == (96 - 12 + 1) + 96 // 8 < every_step
+    else:
+        assert summary["gradient_updates"] == every_step == 4 * 48 - 24 + 1
+    config = json.load(open(folder / "config.json"))
+    assert config["sb3"]["batch_size"] == 256 and config["source"].startswith("RL-Zoo")
+
+
+@pytest.mark.parametrize("algo", ["TD3", "SAC"])
+def test_the_exported_policy_is_sb3s_deterministic_prediction(tmp_path, algo):
+    from reacher.gym import sb3_vec_env
+    venv = sb3_vec_env(episode_steps=5)
+    model = peers.make_model(algo, venv, peers.Schedule("x", 100), seed=0, buffer_size=1000)
+    model.learn(total_timesteps=200)            # a few updates, so the weights are not the initial ones
+    path = str(tmp_path / "actor.pt2")
+    peers.export(model, path)
+    obs = venv.reset()
+    exported = torch.export.load(path).module()(torch.as_tensor(obs)).detach().numpy()
+    predicted, _ = model.predict(obs, deterministic=True)
+    np.testing.assert_allclose(exported, predicted, atol=1e-6)
+    assert not np.allclose(exported, model.predict(obs, deterministic=False)[0]) or algo == "TD3"
+
+
+def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
+    cmd = [sys.executable, "-m", "benchmarks.peers", "--runs", "td3", "--seeds", "0", "--jobs", "1",
+           "--out", str(tmp_path / "res"), "--work", str(tmp_path / "work")]
+    env = {**os.environ, "SMOKE": "1"}
+    first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert first.returncode == 0, first.stdout + first.stderr
+    assert "1 runs to do (SMOKE size)" in first.stdout and "finished td3 seed 0 (exit 0)" in first.stdout
+    assert json.load(open(tmp_path / "res" / "td3" / "seed0" / "summary.json"))["episodes"] == 4
+    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    assert again.returncode == 0 and "0 runs to do" in again.stdout
+
+
+def test_an_unknown_peer_is_refused():
+    with pytest.raises(ValueError, match="unknown peer"):
+        peers.run_one("ppo", 0)
+
+
+# --- the side-by-side report -------------------------------------------------------------------
+
+def fake_set(tmp_path, levels: dict, seeds=(0, 1, 2), **summary) -> dict:
+    """{agent: runs}: seed k of each agent ramps to levels[agent][k] by episode 30."""
+    return {name: [fake_run(tmp_path / name / f"seed{k}", k, ramp(x[k]), **summary.get(name, {})) for k in seeds]
+            for name, x in levels.items()}
+
+
+def test_table_has_a_row_per_agent_with_its_verdict(tmp_path):
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac": [35, 37, 39]})
+    rows = rows_of(side.peers_table(results))
+    assert [r[0] for r in rows] == [side.LABELS[n] for n in ("full", "td3", "sac")]
+    full, td3, sac = rows
+    assert full[1] == "0, 1, 2" and full[-1] == "(the reference)"
+    assert td3[2] == "never, never, never" and td3[4] == "not by 100, not by 100, not by 100"
+    assert "clearly worse than the agent on" in td3[-1] and "mean of episodes 1-100" in td3[-1]
+    assert sac[-1] == "no clear difference from the agent on any measure"
+    # the mean of episodes 1-100 of a ramp to L by episode 30: (L/30 * 465 + 70 L) / 100
+    assert full[3].startswith(f"{(36 / 30 * 465 + 70 * 36) / 100:.1f} to ")
+
+
+def test_text_says_in_plain_words_where_a_peer_beats_the_agent(tmp_path):
+    fast = {"sac": {"wall_seconds": 30.0}}
+    results = fake_set(tmp_path, {"full": [30.5, 31, 31.5], "sac": [36, 37, 38]}, **fast)
+    text = side.peers_text(results)
+    label = side.LABELS["sac"]
+    assert text.startswith(f"{label} beats the agent on first episode at 30:")
+    assert f"{label} beats the agent on mean of episodes 1-100: " in text
+    assert f"{label} beats the agent on minutes to solve (or for 100 episodes): 0.5 against 1.0 on seeds 0, 1, 2" in text
+    assert "No peer beats" not in text
+
+
+def test_text_says_so_when_no_peer_beats_the_agent(tmp_path):
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac_zoo": [35, 37, 39]})
+    text = side.peers_text(results)
+    assert text.startswith("No peer beats the agent on any measure")
+    assert f"* **{side.LABELS['td3']}**: clearly worse than the agent on" in text
+
+
+def test_peer_results_cut_the_full_agent_to_the_peers_seeds(tmp_path):
+    fake_set(tmp_path / "results", {"full": [36] * 5}, seeds=range(5))
+    fake_set(tmp_path / "peers", {"td3": [20, 21]}, seeds=(0, 1))
+    results = side.peer_results(str(tmp_path / "results"), str(tmp_path / "peers"))
+    assert list(results) == ["full", "td3"]
+    assert [r["summary"]["seed"] for r in results["full"]] == [0, 1]
+
+
+def test_bad_results_are_refused_with_a_reason(tmp_path):
+    results = fake_set(tmp_path, {"td3": [20, 21, 22]})
+    with pytest.raises(ValueError, match="full agent"):
+        side.peers_table(results)
+    results = fake_set(tmp_path / "b", {"full": [36, 37, 38], "ppo": [1, 2, 3]})
+    with pytest.raises(ValueError, match="unknown agents"):
+        side.peers_text(results)
+    assert side.peers_table(fake_set(tmp_path / "c", {"full": [36, 37, 38]})).startswith("(no peer results yet")
+
+
+def test_figure_draws_every_agent_and_is_written(tmp_path):
+    import matplotlib
+    matplotlib.use("Agg")
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac": [35, 37, 39]})
+    path = tmp_path / "doc" / "peers.png"
+    fig = side.peers_figure(results, path=str(path))
+    labels = [line.get_label() for line in fig.axes[0].get_lines()]
+    assert [label.split(" (seed")[0] for label in labels[:3]] == [side.LABELS[n] for n in results]
+    np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), ramp(21))
+    assert path.stat().st_size > 10_000
