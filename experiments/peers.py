@@ -9,8 +9,9 @@ One call each, for Report.ipynb and the README (never trains; reads results/ and
     python -m experiments.peers        # prints the table and the text, writes doc/peers.png (make peers)
 
 Verdicts follow experiments/claims.py's rule (seed k against seed k, every pair on one side and the
-ranges apart); minutes are judged by the same rule, lower being better. All runs shared the
-machine's two cores with one other run (summary.json's concurrent_runs says so for each).
+ranges apart); minutes to solve are judged by the same rule, lower being better, only where every
+paired run solved. The runs shared the machine's two cores with one other run (summary.json's
+concurrent_runs and machine say so for each).
 """
 import os
 
@@ -27,7 +28,7 @@ PEERS_ROOT = os.path.join("results", "peers")
 FIGURE = os.path.join(ROOT, "doc", "peers.png")
 LABELS = {"full": "this agent (full)", **PEER_LABELS}
 COLORS = {"full": "#1f4e9c", "td3": "#d62728", "sac": "#2ca02c", "td3_zoo": "#ff9896", "sac_zoo": "#98df8a"}
-MINUTES = ("minutes", "minutes to solve (or for 100 episodes)", -1)
+MINUTES = ("minutes", "minutes to solve", -1)
 
 
 def peer_results(root: str = "results", peers_root: str = PEERS_ROOT) -> dict:
@@ -47,9 +48,19 @@ def _checked(results: dict) -> dict:
     return results
 
 
+def all_solved(results: dict, name: str) -> bool:
+    """Whether every run of the peer and of the full agent on the peer's seeds solved the task."""
+    seeds = {run["summary"]["seed"] for run in results[name]}
+    return all(run["summary"]["solved_at"] for n in (name, "full") for run in results[n]
+               if run["summary"]["seed"] in seeds)
+
+
 def comparisons(results: dict) -> dict:
-    """{peer: [claims.Comparison for each of claims.METRICS, then minutes]} against the full agent."""
-    return {name: [claims.compare(results, name, m) for m in (*METRICS, MINUTES[0])]
+    """{peer: [claims.Comparison for each of claims.METRICS, then minutes to solve]} against the
+    full agent. Minutes are compared only where every paired run solved: a run that never solves
+    is not faster for stopping at episode 100."""
+    return {name: [claims.compare(results, name, m)
+                   for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) else []))]
             for name in _checked(results) if name != "full"}
 
 
@@ -84,7 +95,14 @@ def row(name: str, runs: list, verdicts: dict) -> list:
             ", ".join(str(f) if f else "never" for f in get("first_30")),
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f})",
             ", ".join(str(s) if s else f"not by {WINDOW}" for s in solved),
-            span("eval", get("minutes")), evaluation, verdicts.get(name, "(the reference)")]
+            minutes(runs, get("minutes")), evaluation, verdicts.get(name, "(the reference)")]
+
+
+def minutes(runs: list, values: list) -> str:
+    """Minutes to solve, or for the run's 100 episodes where it did not solve: the range over seeds."""
+    solved = sum(bool(r["summary"]["solved_at"]) for r in runs)
+    note = "" if solved == len(runs) else " (never solved)" if not solved else f" (solved in {solved} of {len(runs)})"
+    return span("eval", values) + note
 
 
 def peers_table(results: dict | None = None) -> str:
@@ -95,7 +113,8 @@ def peers_table(results: dict | None = None) -> str:
         return "(no peer results yet: `make peers`)"
     verdicts = {name: verdict(cs) for name, cs in comparisons(results).items()}
     return markdown_table(["agent", "seeds", "first episode with mean ≥ 30, per seed",
-                           "mean of episodes 1-100 (worst arm)", "solved at, per seed", "minutes",
+                           "mean of episodes 1-100 (worst arm)", "solved at, per seed",
+                           "minutes to solve (or for 100 episodes)",
                            "noise-free score (worst arm)", "against the agent, seeds paired"],
                           [row(name, runs, verdicts) for name, runs in results.items()])
 

@@ -129,14 +129,25 @@ def test_table_has_a_row_per_agent_with_its_verdict(tmp_path):
 
 
 def test_text_says_in_plain_words_where_a_peer_beats_the_agent(tmp_path):
-    fast = {"sac": {"wall_seconds": 30.0}}
-    results = fake_set(tmp_path, {"full": [30.5, 31, 31.5], "sac": [36, 37, 38]}, **fast)
+    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0}
+    summaries = {"full": solved, "sac": {**solved, "wall_seconds_to_solve": 30.0}}
+    results = fake_set(tmp_path, {"full": [30.5, 31, 31.5], "sac": [36, 37, 38]}, **summaries)
     text = side.peers_text(results)
     label = side.LABELS["sac"]
     assert text.startswith(f"{label} beats the agent on first episode at 30:")
     assert f"{label} beats the agent on mean of episodes 1-100: " in text
-    assert f"{label} beats the agent on minutes to solve (or for 100 episodes): 0.5 against 1.0 on seeds 0, 1, 2" in text
+    assert f"{label} beats the agent on minutes to solve: 0.5 against 1.0 on seeds 0, 1, 2" in text
     assert "No peer beats" not in text
+    assert rows_of(side.peers_table(results))[1][5] == "0.5"
+
+
+def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
+    """Stopping at episode 100 unsolved is not solving faster."""
+    summaries = {"full": {"solved_at": 100, "wall_seconds_to_solve": 60.0}, "td3": {"wall_seconds": 30.0}}
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, **summaries)
+    assert [c.metric for c in side.comparisons(results)["td3"]] == list(claims.METRICS)
+    assert "minutes" not in side.peers_text(results)
+    assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved)"
 
 
 def test_text_says_so_when_no_peer_beats_the_agent(tmp_path):
