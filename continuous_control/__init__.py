@@ -1,7 +1,7 @@
 """What the lesson uses but does not teach, so that a reader of Continuous_Control.ipynb never has
 to open it: checkpoints and resume (checkpoints.py), the progress display (progress.py), a run's
 result files and their loaders (results.py), figures (figures.py), replays (replay.py), the
-report's variants (variants.py) and one flat tensor per network (flat.py).
+report's variants (variants.py).
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
 (`python -m continuous_control.export`): import it as `continuous_control.agent`. This file does
@@ -9,10 +9,9 @@ not import it, so that the notebook, which defines the same classes inline, neve
 """
 from .checkpoints import code_fingerprint
 from .figures import plot_diagnostics, plot_scores
-from .flat import flatten_parameters
 from .replay import replay_panel
 from .results import TARGET_SCORE, load_run
 from .training import TrainingRun
 
-__all__ = ["TARGET_SCORE", "TrainingRun", "code_fingerprint", "flatten_parameters", "load_run", "plot_diagnostics",
+__all__ = ["TARGET_SCORE", "TrainingRun", "code_fingerprint", "load_run", "plot_diagnostics",
            "plot_scores", "replay_panel"]

@@ -14,15 +14,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_diagnostics,
-                                plot_scores, replay_panel)
+from continuous_control import TrainingRun, code_fingerprint, load_run, plot_diagnostics, plot_scores, replay_panel
 
 
 # --- 1.3 The hyperparameters, in one place ---
 @dataclass
 class Config:
     seed: int = 0
-    """Seed of the weights, the replay sampler, the noise and the environment's goals."""
+    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (6.2)."""
+    device: str = "cpu"
+    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 6.2."""
     gamma: float = 0.99
     """Discount factor."""
     n_step: int = 5
@@ -59,6 +60,8 @@ class Config:
     """Environment steps over which beta reaches 1 (about 110 episodes)."""
     priority_offset: float = 1e-3
     """c in p = |TD error| + c: no transition's priority is zero."""
+    priority_window: int = 100
+    """New transitions get the largest priority of the last `priority_window` updates (0: the largest ever), 4.2."""
     exploration: str = "noisynet"
     """'noisynet' (noisy actor weights, section 5), action noise ('ou' or 'gaussian'), or 'none'."""
     noise_per_arm: bool = False
@@ -71,11 +74,10 @@ class Config:
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
 
     def __post_init__(self):
-        explorations = ("noisynet", "ou", "gaussian", "none")
-        if self.exploration not in explorations:
-            raise ValueError(f"Config.exploration: unknown {self.exploration!r}; use one of {explorations}")
-        if self.noise_per_arm and self.exploration != "noisynet":
-            raise ValueError("Config.noise_per_arm needs exploration='noisynet'")
+        if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
+            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}; exploration "
+                             "is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
+        torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
 # --- 2.1 The actor, the critic and the deterministic policy gradient ---
@@ -145,12 +147,24 @@ class DDPG:
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
-        self.actor_params, self.critic_params = flatten_parameters(self.actor), flatten_parameters(self.critic)
-        self.actor_target_params = flatten_parameters(self.actor_target)
-        self.critic_target_params = flatten_parameters(self.critic_target)
         self.norm = Normalizer(state_size)
-        self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
-        self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
+        # fused: one kernel for all of a network's parameters, not a Python loop over them
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
+
+    def to(self, *args, **kwargs):
+        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
+        for net in vars(self).values():
+            if isinstance(net, nn.Module):
+                net.to(*args, **kwargs)
+        for opt in (self.actor_opt, self.critic_opt):
+            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
+        return self
+
+    def tensor(self, x) -> torch.Tensor:
+        """An array as a tensor on the networks' device, in their dtype."""
+        weight = next(self.critic.parameters())
+        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
         """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
@@ -159,10 +173,9 @@ class DDPG:
         q = self.critic(s, a)
         td = y - q
         loss = (w * td.pow(2)).mean()
-        self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
+        self.critic_opt.zero_grad()
         loss.backward()
-        grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
-        grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
         self.critic_opt.step()
         return td.detach(), loss.item(), q.mean().item()
 
@@ -171,7 +184,7 @@ class DDPG:
         gradient dQ/da is needed, its weight gradients are not."""
         self.critic.requires_grad_(False)
         loss = -self.critic(s, self.actor(s)).mean()
-        self.actor_params.grad.zero_()
+        self.actor_opt.zero_grad()
         loss.backward()
         self.critic.requires_grad_(True)
         self.actor_opt.step()
@@ -179,9 +192,10 @@ class DDPG:
 
     @torch.no_grad()
     def update_targets(self) -> None:
-        """Step 3: target <- target + tau (online - target), in place, one operation per network."""
-        self.actor_target_params.lerp_(self.actor_params, self.cfg.tau)
-        self.critic_target_params.lerp_(self.critic_params, self.cfg.tau)
+        """Step 3: target <- target + tau (online - target), in place, for every parameter."""
+        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+            for t, o in zip(target.parameters(), online.parameters()):
+                t.lerp_(o, self.cfg.tau)
 
 
 # --- 3. n-step targets ---
@@ -297,15 +311,16 @@ class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
     def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
-                 offset: float, rng: np.random.Generator):
-        self.capacity, self.alpha, self.offset, self.rng = capacity, alpha, offset, rng
+                 offset: float, rng: np.random.Generator, window: int = 0):
+        self.capacity, self.alpha, self.offset, self.rng, self.window = capacity, alpha, offset, rng, window
         self.states = np.zeros((capacity, state_size), np.float32)
         self.actions = np.zeros((capacity, action_size), np.float32)
         self.returns = np.zeros(capacity, np.float32)
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
-        self.max_priority = 1.0                   # new transitions get the largest p_i so far
+        self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
+        self.updates = 0
         self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
         self.next, self.size, self.adds = 0, 0, 0
 
@@ -333,9 +348,19 @@ class PrioritizedReplay:
         """How many insertions ago each transition was added."""
         return self.adds - self.born[idx]
 
+    @property
+    def max_priority(self) -> float:
+        """A new transition's p: the largest of the last `window` updates (window 0: the largest ever)."""
+        return float(self.recent.max())
+
     def update_priorities(self, idx, td_errors) -> None:
         priorities = np.abs(td_errors) + self.offset
-        self.max_priority = max(self.max_priority, float(priorities.max()))
+        largest = float(priorities.max())
+        if self.window:                          # a ring of the last `window` updates' largest
+            self.recent[self.updates % self.window] = largest
+        else:                                    # the largest ever [3]
+            self.recent[0] = max(self.recent[0], largest)
+        self.updates += 1
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:
@@ -346,25 +371,27 @@ class PrioritizedReplay:
 class NoisyLinear(nn.Module):
     """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
 
-    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5, rows: int | None = None):
         super().__init__()
-        bound = in_features ** -0.5
+        self.in_features, self.out_features, bound = in_features, out_features, in_features ** -0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
         self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
-        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
-        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
-        self.noisy = True
+        rows = () if rows is None else (rows,)                         # one noise sample, or one per row
+        self.register_buffer("eps_in", torch.zeros(*rows, in_features))      # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(*rows, out_features))    # f(eps_j)
+        self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
 
     def set_noise(self, eps: torch.Tensor) -> None:
-        """eps: in_features + out_features standard normal numbers."""
+        """eps: in_features + out_features standard normal numbers (or a row of them per row of x)."""
         f = eps.sign() * eps.abs().sqrt()
-        self.eps_in.copy_(f[: self.eps_in.numel()])
-        self.eps_out.copy_(f[self.eps_in.numel():])
+        self.eps_in.copy_(f[..., :self.in_features])
+        self.eps_out.copy_(f[..., self.in_features:])
+        self.noisy = True
 
     def extra_repr(self) -> str:
-        return f"in_features={self.eps_in.shape[-1]}, out_features={self.eps_out.shape[-1]}"
+        return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -378,20 +405,14 @@ class NoisyLinear(nn.Module):
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
 class NoisyActor(Actor):
-    """The actor with NoisyLinear layers whose noise buffers are views into one buffer `noise`:
-    one noise sample for a whole batch (noise_rows None), or one per row of `noise_rows` states."""
+    """The actor with NoisyLinear layers: one noise sample for a whole batch (noise_rows None),
+    or one per row of `noise_rows` states."""
 
     def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, noise_rows: int | None = None):
-        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0))
-        self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.layers)
-        shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
-        self.register_buffer("noise", torch.zeros(shape))
-        start = 0
-        for layer in self.layers:
-            for name in ("eps_in", "eps_out"):
-                size = getattr(layer, name).numel()
-                setattr(layer, name, self.noise[..., start:start + size])
-                start += size
+        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0, noise_rows))
+        self.sizes = [n for layer in self.layers for n in (layer.in_features, layer.out_features)]
+        self.noise_size = sum(self.sizes)
+        self.noise_shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """Noise for every layer (`noise_size` standard normal numbers, or a row of them per
@@ -399,7 +420,10 @@ class NoisyActor(Actor):
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
-            self.noise.copy_(eps.sign() * eps.abs().sqrt())      # f(eps) of NoisyLinear, all layers at once
+            f = (eps.sign() * eps.abs().sqrt()).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
+            for buffer, part in zip(buffers, f):
+                buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
 
 
 class OrnsteinUhlenbeck:
@@ -423,19 +447,22 @@ class Behaviour(nn.Module):
     def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
                  generator: torch.Generator):
         super().__init__()
-        self.cfg, self.generator = cfg, generator
+        self.cfg, self.generator, self.learner, self.copied = cfg, generator, learner, None
         self.norm, self.actor = Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
         self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
-        self.copies = [(flatten_parameters(self.actor), learner.actor_params),      # (copy, source)
-                       *zip(self.norm.buffers(), learner.norm.buffers())]
         noisy = cfg.exploration == "noisynet"
-        shape = tuple(actor.noise.shape) if noisy else (num_agents, action_size)
+        shape = actor.noise_shape if noisy else (num_agents, action_size)
         self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, 1.0 if noisy else cfg.action_noise, generator)
 
     @torch.no_grad()
     def refresh(self, explore: bool = True) -> None:
-        """Copy the learner's actor and state statistics, and draw this step's exploration noise."""
-        for copy, source in self.copies:
+        """Copy the learner's actor (if an update changed it) and state statistics, and draw this step's noise."""
+        learner = self.learner
+        if self.copied != learner.updates:
+            for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
+                copy.copy_(source)
+            self.copied = learner.updates
+        for copy, source in zip(self.norm.buffers(), learner.norm.buffers()):
             copy.copy_(source)
         exploration = self.cfg.exploration
         if exploration == "noisynet":          # noise 0 in every layer: the mean weights
@@ -443,7 +470,7 @@ class Behaviour(nn.Module):
         elif explore and exploration == "ou":
             self.action_noise.copy_(self.noise.sample())
         elif explore and exploration == "gaussian":
-            self.action_noise.normal_(0, self.cfg.action_noise, generator=self.generator)
+            self.action_noise.copy_(self.cfg.action_noise * torch.randn(self.action_noise.shape, generator=self.generator))
         else:
             self.action_noise.zero_()
 
@@ -457,19 +484,19 @@ class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        self.rng, self.gen = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-        torch.manual_seed(cfg.seed)
+        seeds = seed_streams(cfg.seed)
+        self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
+        torch.manual_seed(seeds["weights"])
         noisy = cfg.exploration == "noisynet"
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
                                         if noisy else Actor(state_size, action_size, cfg.hidden))
         super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
-        if noisy:
-            self.actor_target.set_noise(None)                 # the target actor uses the mean weights
         acting = make_actor(num_agents if cfg.noise_per_arm else None)     # acting noise per arm, or shared
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
-        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng)
-        self.sizes, self.nstep, self.learn_every = (num_agents, state_size, action_size), None, cfg.learn_every
-        self.steps, self.updates, self.log = 0, 0, []     # log: what each update saw (diagnostics)
+        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
+                                        cfg.priority_window)
+        self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
+        self.to(cfg.device)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
@@ -484,12 +511,12 @@ class Agent(DDPG):
         """The behaviour policy's actions for all arms; explore=False: the current mean actor, no noise."""
         if not explore:
             self.behaviour.refresh(explore=False)
-        return self.behaviour(torch.as_tensor(states, dtype=torch.float32)).numpy()
+        return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         if not done:
             self.behaviour.refresh()                      # the next step's policy, before this step's update
-        self.norm.update(torch.as_tensor(states, dtype=torch.float32))
+        self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
             self.memory.add(*transitions)
@@ -502,10 +529,10 @@ class Agent(DDPG):
 
     def learn(self) -> tuple[float, float]:
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-        s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
+        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
-        self.memory.update_priorities(idx, td.numpy())
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+        self.memory.update_priorities(idx, td.cpu().numpy())
         if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
             self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
         actor_loss = self.update_actor(s)
@@ -515,13 +542,20 @@ class Agent(DDPG):
         return critic_loss, actor_loss
 
 
+# --- 6.2 The agent: all of it together ---
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
+
+
 # --- 7. Training ---
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
           resume: bool = False, live: bool = True, **bookkeeping) -> dict:
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
     brain_name = env.brain_names[0]
     if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed (a Unity build seeds itself)
-        env.seed(cfg.seed)
+        env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
     agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)

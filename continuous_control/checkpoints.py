@@ -99,7 +99,7 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
-        "memory": {"next": m.next, "size": m.size, "max_priority": m.max_priority, "adds": m.adds},
+        "memory": {"next": m.next, "size": m.size, "adds": m.adds, "recent": m.recent.copy(), "updates": m.updates},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
@@ -143,8 +143,8 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str):
         for name in REPLAY:
             getattr(m, name)[:n] = saved[name]
         m.priorities[np.arange(n)] = saved["priorities"]
-    m.next, m.size, m.max_priority = state["memory"]["next"], n, state["memory"]["max_priority"]
-    m.adds = state["memory"]["adds"]
+    m.next, m.size, m.adds, m.updates = state["memory"]["next"], n, state["memory"]["adds"], state["memory"]["updates"]
+    m.recent[:] = state["memory"]["recent"]
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
     agent.actor_opt.load_state_dict(state["opts"]["actor"])

@@ -43,9 +43,7 @@ def machine() -> str:
 def export_policy(agent, path: str, state_size: int) -> None:
     """The target actor with its state normaliser, without noise, as a `torch.export` program:
     loadable with torch alone (`torch.export.load(path).module()`), for any number of arms."""
-    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor_target)).eval()
-    for p in policy.parameters():
-        p.data = p.data.clone()           # a tensor of its own for each weight, not a view into a flat one
+    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor_target)).to("cpu", torch.float32).eval()
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
     exported = torch.export.export(policy, (torch.zeros(2, state_size),),
                                    dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))

@@ -13,6 +13,7 @@ VARIANTS = {
     "action_noise": ("OU action noise instead of NoisyNet", {"exploration": "ou"}),
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
+    "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"priority_window": 0}),
     "learn_every_step": ("learning every step after episode 20", {"learn_every_later": 1}),
     "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 }

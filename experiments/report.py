@@ -204,11 +204,43 @@ def diagnostics_text(run: dict) -> str:
     text = (f"Over episodes {first}-{last}, {sampled:.1%} of the sampled transitions had been added in the last 1000 "
             f"insertions (about one episode), against {stored:.1%} of the buffer: ")
     ratio = sampled / stored if stored else float("inf")
-    text += (f"new transitions were replayed {ratio:.1f} times as often as their share, as each enters at the "
-             f"largest priority so far ({d['max_priority'][-1]:.2f} at the end, against a mean |TD error| of "
+    window = run["config"].get("priority_window", 0)
+    entry = f"the largest priority of the last {window} updates" if window else "the largest priority so far"
+    text += (f"new transitions were replayed {ratio:.1f} times as often as their share, as each enters at "
+             f"{entry} ({d['max_priority'][-1]:.3f} at the end, against a mean |TD error| of "
              f"{float(np.mean(d['td_abs'][later])):.3f} in those episodes)." if ratio > 1.5 else
              f"new transitions were replayed about as often as their share ({ratio:.1f} times).")
     return text
+
+
+def young_replay(run: dict):
+    """(sampled young share / stored young share, a new transition's priority at the end) over the
+    episodes after `fast_episodes`; None without diagnostics."""
+    d = run.get("diagnostics")
+    later = None if d is None else d["episode"] > run["config"].get("fast_episodes", 20)
+    if later is None or not later.any():
+        return None
+    return float(np.mean(d["young_share"][later]) / np.mean(d["young_share_stored"][later])), float(d["max_priority"][-1])
+
+
+def priority_text(results: dict) -> str:
+    """The largest-priority question, settled on the seeds of both rules: how much more often new
+    transitions were replayed than their share, a new transition's final priority, then the scores'
+    verdict by the claims rule (the full agent is the recent-window rule)."""
+    if not {"full", "all_time_max_priority"} <= set(results):
+        return "(needs results of the full agent and of `all_time_max_priority`)"
+    lines = []
+    for variant in ("all_time_max_priority", "full"):
+        found = [young_replay(r) for r in results[variant]]
+        found = [f for f in found if f is not None]
+        if found:
+            ratios, entry = zip(*found)
+            lines.append(f"* {LABELS[variant]} ({change(variant)}): after episode "
+                         f"{results[variant][0]['config'].get('fast_episodes', 20)}, new transitions were replayed "
+                         f"{min(ratios):.1f} to {max(ratios):.1f} times their share of the buffer; a new transition's "
+                         f"priority at the end: {min(entry):.3f} to {max(entry):.3f} (seeds "
+                         f"{', '.join(str(r['summary']['seed']) for r in results[variant])}).")
+    return "\n".join(lines + [comparison_lines(results)])
 
 
 # --- 3. Across seeds -------------------------------------------------------------------------

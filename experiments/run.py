@@ -67,8 +67,9 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
                    variant=variant, **extra)
     os.makedirs(out, exist_ok=True)
-    for name in RESULT_FILES[:-1]:
-        shutil.copy(os.path.join(run_dir, name), out)
+    for name in RESULT_FILES[:-1] + ("diagnostics.csv",):
+        if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name)):     # older runs have no diagnostics
+            shutil.copy(os.path.join(run_dir, name), out)
     json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
     return summary
 
@@ -82,13 +83,13 @@ def import_notebook_run() -> None:
           f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
 
 
-def launch(run: tuple, jobs: int) -> None:
+def launch(run: tuple, jobs: int, results: str) -> None:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
     log = os.path.join(ROOT, "runs", f"{variant}-seed{seed}.log")
     cmd = [sys.executable, "-m", "experiments.run", "--one", variant, str(seed), "--episodes", str(episodes),
-           "--jobs", str(jobs)] + ([] if stop else ["--no-stop"])
+           "--jobs", str(jobs), "--results", results] + ([] if stop else ["--no-stop"])
     print(f"started {variant} seed {seed} (log: {os.path.relpath(log, ROOT)})", flush=True)
     with open(log, "a") as out:
         code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT).returncode
@@ -107,16 +108,19 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-4 until "
                         "solved, every ablation for seeds 0-2 and 100 episodes")
     parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
+    parser.add_argument("--results", default=os.path.join(ROOT, "results"),
+                        help="the folder that receives <variant>/seed<k>/ (default results/)")
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.import_notebook:
         return import_notebook_run()
     if args.one:
-        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs)
+        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs,
+                       results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
-    todo = [run for run in plan if not os.path.exists(os.path.join(ROOT, "results", run[0], f"seed{run[1]}", "summary.json"))]
+    todo = [run for run in plan if not os.path.exists(os.path.join(args.results, run[0], f"seed{run[1]}", "summary.json"))]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda run: launch(run, args.jobs), todo))
+        list(pool.map(lambda run: launch(run, args.jobs, args.results), todo))
 
 
 if __name__ == "__main__":

@@ -62,8 +62,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (TrainingRun, code_fingerprint, flatten_parameters, load_run, plot_diagnostics,
-                                plot_scores, replay_panel)
+from continuous_control import TrainingRun, code_fingerprint, load_run, plot_diagnostics, plot_scores, replay_panel
 
 # %%
 import os
@@ -151,7 +150,9 @@ assert all(env_info.local_done) and moved and at_rest
 @dataclass
 class Config:
     seed: int = 0
-    """Seed of the weights, the replay sampler, the noise and the environment's goals."""
+    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (6.2)."""
+    device: str = "cpu"
+    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 6.2."""
     gamma: float = 0.99
     """Discount factor."""
     n_step: int = 5
@@ -188,6 +189,8 @@ class Config:
     """Environment steps over which beta reaches 1 (about 110 episodes)."""
     priority_offset: float = 1e-3
     """c in p = |TD error| + c: no transition's priority is zero."""
+    priority_window: int = 100
+    """New transitions get the largest priority of the last `priority_window` updates (0: the largest ever), 4.2."""
     exploration: str = "noisynet"
     """'noisynet' (noisy actor weights, section 5), action noise ('ou' or 'gaussian'), or 'none'."""
     noise_per_arm: bool = False
@@ -200,11 +203,10 @@ class Config:
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
 
     def __post_init__(self):
-        explorations = ("noisynet", "ou", "gaussian", "none")
-        if self.exploration not in explorations:
-            raise ValueError(f"Config.exploration: unknown {self.exploration!r}; use one of {explorations}")
-        if self.noise_per_arm and self.exploration != "noisynet":
-            raise ValueError("Config.noise_per_arm needs exploration='noisynet'")
+        if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
+            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}; exploration "
+                             "is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
+        torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
 # %% [markdown]
@@ -343,9 +345,10 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 #
 # No transition has a terminal flag: the Reacher's episodes end on a clock, and a state near the
 # clock's end is worth as much as any other, which the critic cannot see. So targets bootstrap
-# through the time limit [7]. Each network's parameters live in one flat tensor
-# (`flatten_parameters`, from the package), so that Adam, the clip and the soft update are one
-# operation per network: on a CPU, many small operations cost more than their arithmetic.
+# through the time limit [7]. Adam runs over each network's list of parameters in one fused
+# kernel (`fused=True`), the clip is PyTorch's `clip_grad_norm_`, and the soft update is
+# `torch.lerp`, parameter by parameter: they work on the networks' own parameters, so that moving
+# or casting the networks (`.to(device)`, `.double()`) leaves every part connected (6.2).
 
 # %% tags=["export"]
 class DDPG:
@@ -358,12 +361,24 @@ class DDPG:
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
-        self.actor_params, self.critic_params = flatten_parameters(self.actor), flatten_parameters(self.critic)
-        self.actor_target_params = flatten_parameters(self.actor_target)
-        self.critic_target_params = flatten_parameters(self.critic_target)
         self.norm = Normalizer(state_size)
-        self.actor_opt = torch.optim.Adam([self.actor_params], lr=cfg.actor_lr, fused=True)
-        self.critic_opt = torch.optim.Adam([self.critic_params], lr=cfg.critic_lr, fused=True)
+        # fused: one kernel for all of a network's parameters, not a Python loop over them
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
+
+    def to(self, *args, **kwargs):
+        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
+        for net in vars(self).values():
+            if isinstance(net, nn.Module):
+                net.to(*args, **kwargs)
+        for opt in (self.actor_opt, self.critic_opt):
+            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
+        return self
+
+    def tensor(self, x) -> torch.Tensor:
+        """An array as a tensor on the networks' device, in their dtype."""
+        weight = next(self.critic.parameters())
+        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
         """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
@@ -372,10 +387,9 @@ class DDPG:
         q = self.critic(s, a)
         td = y - q
         loss = (w * td.pow(2)).mean()
-        self.critic_params.grad.zero_()                  # zero, not None: the layers' gradients are views
+        self.critic_opt.zero_grad()
         loss.backward()
-        grad = self.critic_params.grad                   # clip its norm to grad_clip: one flat tensor, two operations
-        grad.mul_((self.cfg.grad_clip / (torch.linalg.vector_norm(grad) + 1e-6)).clamp_(max=1.0))
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
         self.critic_opt.step()
         return td.detach(), loss.item(), q.mean().item()
 
@@ -384,7 +398,7 @@ class DDPG:
         gradient dQ/da is needed, its weight gradients are not."""
         self.critic.requires_grad_(False)
         loss = -self.critic(s, self.actor(s)).mean()
-        self.actor_params.grad.zero_()
+        self.actor_opt.zero_grad()
         loss.backward()
         self.critic.requires_grad_(True)
         self.actor_opt.step()
@@ -392,9 +406,10 @@ class DDPG:
 
     @torch.no_grad()
     def update_targets(self) -> None:
-        """Step 3: target <- target + tau (online - target), in place, one operation per network."""
-        self.actor_target_params.lerp_(self.actor_params, self.cfg.tau)
-        self.critic_target_params.lerp_(self.critic_params, self.cfg.tau)
+        """Step 3: target <- target + tau (online - target), in place, for every parameter."""
+        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+            for t, o in zip(target.parameters(), online.parameters()):
+                t.lerp_(o, self.cfg.tau)
 
 
 # %% [markdown]
@@ -426,9 +441,10 @@ before = q_of_actor()
 ddpg.update_actor(s)
 print(f"mean Q(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():.4f} after")
 assert q_of_actor() > before
-targets = ddpg.critic_target_params.clone()
+flat = lambda net: nn.utils.parameters_to_vector(net.parameters())         # all weights in one vector
+targets = flat(ddpg.critic_target)
 ddpg.update_targets()
-moved = torch.allclose(ddpg.critic_target_params, targets + cfg.tau * (ddpg.critic_params - targets), atol=1e-7)
+moved = torch.allclose(flat(ddpg.critic_target), targets + cfg.tau * (flat(ddpg.critic) - targets), atol=1e-7)
 print("targets moved by tau of the gap:", moved)
 assert moved
 
@@ -571,8 +587,8 @@ assert list(s[:, 0]) == [0, 0, 1, 1] and list(ret) == [2, 2, 2, 2] and list(disc
 # $$P(i) = \frac{p_i^\alpha}{\sum_k p_k^\alpha}, \qquad p_i = |\delta_i| + c,$$
 # where $\delta_i$ is its last TD error, $c > 0$ (`priority_offset`) keeps every transition
 # reachable, and $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). The buffer
-# stores $p_i^\alpha$, so it samples in proportion to what it stores. New transitions get the
-# largest priority so far, so they are likely to be drawn soon; with this stochastic
+# stores $p_i^\alpha$, so it samples in proportion to what it stores. New transitions get a
+# large priority (4.2 says which), so they are likely to be drawn soon; with this stochastic
 # prioritization that is likely, not certain.
 #
 # A **sum tree** makes this fast: a binary tree whose leaves hold the stored priorities and whose
@@ -682,21 +698,31 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # Preallocated arrays hold the transitions; a ring index overwrites the oldest. Sampling is
 # stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in each,
 # which spreads the batch over the whole distribution.
+#
+# **A new transition's priority.** It has no TD error yet, so [3] gives it the largest priority
+# seen so far, to replay it soon. But the TD errors shrink by orders of magnitude as the critic
+# learns, while that maximum, set early, stays: every new transition then outweighs hundreds of
+# old ones, and after episode 20, when the agent stores 20 transitions a step and draws 32, many
+# are never drawn at all and pile up at that stale maximum (the report's diagnostics measure how
+# much of the sampling they took). So a new transition here gets the largest priority of the
+# last `priority_window` = 100 updates, a maximum that falls with the TD errors; `priority_window`
+# = 0 keeps the largest ever, as in [3], and the report compares the two.
 
 # %% tags=["export"]
 class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
     def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
-                 offset: float, rng: np.random.Generator):
-        self.capacity, self.alpha, self.offset, self.rng = capacity, alpha, offset, rng
+                 offset: float, rng: np.random.Generator, window: int = 0):
+        self.capacity, self.alpha, self.offset, self.rng, self.window = capacity, alpha, offset, rng, window
         self.states = np.zeros((capacity, state_size), np.float32)
         self.actions = np.zeros((capacity, action_size), np.float32)
         self.returns = np.zeros(capacity, np.float32)
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
-        self.max_priority = 1.0                   # new transitions get the largest p_i so far
+        self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
+        self.updates = 0
         self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
         self.next, self.size, self.adds = 0, 0, 0
 
@@ -724,9 +750,19 @@ class PrioritizedReplay:
         """How many insertions ago each transition was added."""
         return self.adds - self.born[idx]
 
+    @property
+    def max_priority(self) -> float:
+        """A new transition's p: the largest of the last `window` updates (window 0: the largest ever)."""
+        return float(self.recent.max())
+
     def update_priorities(self, idx, td_errors) -> None:
         priorities = np.abs(td_errors) + self.offset
-        self.max_priority = max(self.max_priority, float(priorities.max()))
+        largest = float(priorities.max())
+        if self.window:                          # a ring of the last `window` updates' largest
+            self.recent[self.updates % self.window] = largest
+        else:                                    # the largest ever [3]
+            self.recent[0] = max(self.recent[0], largest)
+        self.updates += 1
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:
@@ -760,6 +796,13 @@ pr.update_priorities(np.array([3, 0, 4, 1, 2]), td[[3, 0, 4, 1, 2]])
 print("stored priorities:", np.round(pr.priorities[np.arange(5)], 3), " expected (|td| + c)^alpha:",
       np.round((np.abs(td) + 0.25) ** 0.5, 3))
 assert np.allclose(pr.priorities[np.arange(5)], (np.abs(td) + 0.25) ** 0.5)
+for window in (2, 0):             # after one large TD error and two small ones: 2 forgets it, 0 keeps it
+    pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=0.5, offset=0.0, rng=np.random.default_rng(0), window=window)
+    for error in (9.0, 0.5, 0.25):
+        pr.update_priorities(np.array([0]), np.array([error]))
+    pr.add(zeros[:1], zeros[:1], zeros[0], zeros[:1], np.ones(1, np.float32))
+    print(f"window {window}: a new transition's p = {pr.priorities[0] ** 2:.2f}")
+    assert np.isclose(pr.priorities[0] ** 2, 0.5 if window else 9.0)
 
 # %% [markdown]
 # ## 5. NoisyNet exploration
@@ -788,25 +831,27 @@ assert np.allclose(pr.priorities[np.arange(5)], (np.abs(td) + 0.25) ** 0.5)
 class NoisyLinear(nn.Module):
     """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
 
-    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5, rows: int | None = None):
         super().__init__()
-        bound = in_features ** -0.5
+        self.in_features, self.out_features, bound = in_features, out_features, in_features ** -0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
         self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
-        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
-        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
-        self.noisy = True
+        rows = () if rows is None else (rows,)                         # one noise sample, or one per row
+        self.register_buffer("eps_in", torch.zeros(*rows, in_features))      # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(*rows, out_features))    # f(eps_j)
+        self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
 
     def set_noise(self, eps: torch.Tensor) -> None:
-        """eps: in_features + out_features standard normal numbers."""
+        """eps: in_features + out_features standard normal numbers (or a row of them per row of x)."""
         f = eps.sign() * eps.abs().sqrt()
-        self.eps_in.copy_(f[: self.eps_in.numel()])
-        self.eps_out.copy_(f[self.eps_in.numel():])
+        self.eps_in.copy_(f[..., :self.in_features])
+        self.eps_out.copy_(f[..., self.in_features:])
+        self.noisy = True
 
     def extra_repr(self) -> str:
-        return f"in_features={self.eps_in.shape[-1]}, out_features={self.eps_out.shape[-1]}"
+        return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -858,8 +903,9 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 # %% [markdown]
 # ### 5.2 The noisy actor, and noise correlated in time
 #
-# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers, all their noise held in one buffer
-# so that new noise for every layer is one operation.
+# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers. Its `set_noise` takes one vector of
+# `noise_size` standard normal numbers and gives each layer its share, which the layer keeps in
+# its own buffers (no buffer is a view into another, so moving the actor keeps the noise).
 #
 # An arm has inertia, so noise drawn afresh every step may average out before the arm moves.
 # This project's design therefore **draws the acting noise $\varepsilon_t$ (all of the actor's
@@ -888,20 +934,14 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 
 # %% tags=["export"]
 class NoisyActor(Actor):
-    """The actor with NoisyLinear layers whose noise buffers are views into one buffer `noise`:
-    one noise sample for a whole batch (noise_rows None), or one per row of `noise_rows` states."""
+    """The actor with NoisyLinear layers: one noise sample for a whole batch (noise_rows None),
+    or one per row of `noise_rows` states."""
 
     def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, noise_rows: int | None = None):
-        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0))
-        self.noise_size = sum(m.eps_in.numel() + m.eps_out.numel() for m in self.layers)
-        shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
-        self.register_buffer("noise", torch.zeros(shape))
-        start = 0
-        for layer in self.layers:
-            for name in ("eps_in", "eps_out"):
-                size = getattr(layer, name).numel()
-                setattr(layer, name, self.noise[..., start:start + size])
-                start += size
+        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0, noise_rows))
+        self.sizes = [n for layer in self.layers for n in (layer.in_features, layer.out_features)]
+        self.noise_size = sum(self.sizes)
+        self.noise_shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """Noise for every layer (`noise_size` standard normal numbers, or a row of them per
@@ -909,7 +949,10 @@ class NoisyActor(Actor):
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
-            self.noise.copy_(eps.sign() * eps.abs().sqrt())      # f(eps) of NoisyLinear, all layers at once
+            f = (eps.sign() * eps.abs().sqrt()).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
+            for buffer, part in zip(buffers, f):
+                buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
 
 
 class OrnsteinUhlenbeck:
@@ -966,7 +1009,8 @@ assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in
 # What acts is the **behaviour policy**: a copy of the normaliser and the actor, plus this step's
 # exploration noise. The agent refreshes it once per step, after the environment step and before
 # that step's update, so each step acts with the weights of one update before: a difference of
-# one learning-rate step, and it lets the update and the acting never share a tensor. With
+# one learning-rate step, and it lets the update and the acting never share a tensor. The actor's
+# weights are copied only when an update has changed them. With
 # NoisyNet, the noise is the Ornstein-Uhlenbeck process of 5.2 in the actor's weights; with
 # action noise, the process (or white Gaussian noise) added to the actions; with `explore=False`,
 # none, which gives the mean weights.
@@ -978,19 +1022,22 @@ class Behaviour(nn.Module):
     def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
                  generator: torch.Generator):
         super().__init__()
-        self.cfg, self.generator = cfg, generator
+        self.cfg, self.generator, self.learner, self.copied = cfg, generator, learner, None
         self.norm, self.actor = Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
         self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
-        self.copies = [(flatten_parameters(self.actor), learner.actor_params),      # (copy, source)
-                       *zip(self.norm.buffers(), learner.norm.buffers())]
         noisy = cfg.exploration == "noisynet"
-        shape = tuple(actor.noise.shape) if noisy else (num_agents, action_size)
+        shape = actor.noise_shape if noisy else (num_agents, action_size)
         self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, 1.0 if noisy else cfg.action_noise, generator)
 
     @torch.no_grad()
     def refresh(self, explore: bool = True) -> None:
-        """Copy the learner's actor and state statistics, and draw this step's exploration noise."""
-        for copy, source in self.copies:
+        """Copy the learner's actor (if an update changed it) and state statistics, and draw this step's noise."""
+        learner = self.learner
+        if self.copied != learner.updates:
+            for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
+                copy.copy_(source)
+            self.copied = learner.updates
+        for copy, source in zip(self.norm.buffers(), learner.norm.buffers()):
             copy.copy_(source)
         exploration = self.cfg.exploration
         if exploration == "noisynet":          # noise 0 in every layer: the mean weights
@@ -998,7 +1045,7 @@ class Behaviour(nn.Module):
         elif explore and exploration == "ou":
             self.action_noise.copy_(self.noise.sample())
         elif explore and exploration == "gaussian":
-            self.action_noise.normal_(0, self.cfg.action_noise, generator=self.generator)
+            self.action_noise.copy_(self.cfg.action_noise * torch.randn(self.action_noise.shape, generator=self.generator))
         else:
             self.action_noise.zero_()
 
@@ -1027,8 +1074,8 @@ class Behaviour(nn.Module):
 # speed; the report's ablation "learning every step after episode 20" measures what it costs in
 # score. `begin_episode` sets the episode's $n$ (3) and learning interval.
 #
-# Three seeded generators: `rng` (numpy) samples the replay, `gen` (torch) draws the noise,
-# and the global torch generator initialises the weights. `log` keeps, for each update, the
+# The networks live on `cfg.device`; `agent.to(...)` (from `DDPG`) moves or casts them all later,
+# for example `agent.to(torch.float64)`, and each batch follows them. `log` keeps, for each update, the
 # losses, the mean $Q$, the mean $|\delta|$ and the share of the batch added in the last 1000
 # insertions (about one episode): the training run turns it into per-episode diagnostics.
 
@@ -1037,19 +1084,19 @@ class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        self.rng, self.gen = np.random.default_rng(cfg.seed), torch.Generator().manual_seed(cfg.seed)
-        torch.manual_seed(cfg.seed)
+        seeds = seed_streams(cfg.seed)
+        self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
+        torch.manual_seed(seeds["weights"])
         noisy = cfg.exploration == "noisynet"
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
                                         if noisy else Actor(state_size, action_size, cfg.hidden))
         super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
-        if noisy:
-            self.actor_target.set_noise(None)                 # the target actor uses the mean weights
         acting = make_actor(num_agents if cfg.noise_per_arm else None)     # acting noise per arm, or shared
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
-        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng)
-        self.sizes, self.nstep, self.learn_every = (num_agents, state_size, action_size), None, cfg.learn_every
-        self.steps, self.updates, self.log = 0, 0, []     # log: what each update saw (diagnostics)
+        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
+                                        cfg.priority_window)
+        self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
+        self.to(cfg.device)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
@@ -1064,12 +1111,12 @@ class Agent(DDPG):
         """The behaviour policy's actions for all arms; explore=False: the current mean actor, no noise."""
         if not explore:
             self.behaviour.refresh(explore=False)
-        return self.behaviour(torch.as_tensor(states, dtype=torch.float32)).numpy()
+        return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         if not done:
             self.behaviour.refresh()                      # the next step's policy, before this step's update
-        self.norm.update(torch.as_tensor(states, dtype=torch.float32))
+        self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
             self.memory.add(*transitions)
@@ -1082,10 +1129,10 @@ class Agent(DDPG):
 
     def learn(self) -> tuple[float, float]:
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-        s, a, ret, s_next, disc = (torch.from_numpy(x) for x in batch)
+        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, torch.from_numpy(weights))
-        self.memory.update_priorities(idx, td.numpy())
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+        self.memory.update_priorities(idx, td.cpu().numpy())
         if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
             self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
         actor_loss = self.update_actor(s)
@@ -1093,6 +1140,19 @@ class Agent(DDPG):
         self.updates += 1
         self.log.append((critic_loss, actor_loss, q, td.abs().mean().item(), np.mean(self.memory.age(idx) <= 1000)))
         return critic_loss, actor_loss
+
+
+# %% [markdown]
+# **Seeds.** One `numpy.random.SeedSequence(cfg.seed)` spawns independent streams for
+# the environment's goals, the replay sampler (`rng`), the weights (the global torch generator)
+# and the noise (`gen`): generators merely started from the same number would draw the same
+# stream, so the goals would repeat the replay sampler's draws.
+
+# %% tags=["export"]
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
 
 
 # %% [markdown]
@@ -1158,7 +1218,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
     brain_name = env.brain_names[0]
     if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed (a Unity build seeds itself)
-        env.seed(cfg.seed)
+        env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
     agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
@@ -1226,13 +1286,13 @@ plt.show()
 # $\sigma^W$ in each layer, and the share of sampled transitions that were added in the last 1000
 # insertions (about one episode) next to their share of the buffer: where the first stands well
 # above the second, new transitions are replayed more often than old ones, because they enter at
-# the largest priority so far (shown with $\beta$ in the last panel).
+# the largest priority of the recent updates (4.2; shown with $\beta$ in the last panel).
 
 # %%
 d = run["diagnostics"]
 last = len(d["episode"]) - 1
 print(f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
-      f"of the stored; largest priority {d['max_priority'][last]:.2f}; mean Q {d['q'][last]:.2f}")
+      f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}; mean Q {d['q'][last]:.2f}")
 plot_diagnostics(d, "Diagnostics of the run")
 plt.show()
 

@@ -37,14 +37,14 @@ def test_n_step_targets_td_errors_and_priorities_by_hand():
     assert np.all(m.discounts[:m.size] == 0.125)
     constant_critic(agent.critic_target, 2.0)
     constant_critic(agent.critic, 1.0)
-    before = agent.critic_params.detach().clone()
+    before = torch.nn.utils.parameters_to_vector(agent.critic.parameters()).clone()
     state = m.rng.bit_generator.state
     idx, *_ = m.sample(cfg.batch_size, agent.beta())          # the batch learn() will draw
     m.rng.bit_generator.state = state
     agent.learn()
     td = m.returns[idx] + 0.125 * 2.0 - 1.0
     np.testing.assert_allclose(m.priorities[idx], (np.abs(td) + 0.25) ** 0.5, rtol=1e-6)
-    assert not torch.equal(before, agent.critic_params)
+    assert not torch.equal(before, torch.nn.utils.parameters_to_vector(agent.critic.parameters()))
 
 
 def test_the_actors_step_climbs_the_critic():
@@ -113,3 +113,25 @@ def test_the_agent_learns_a_state_dependent_bandit(name, changes):
     trained, random = bandit_score(Config(**SMALL, **changes))
     assert random < -0.5, random                     # about -0.9: random actions miss by far
     assert trained > -0.05, (name, trained, random)
+
+
+@pytest.mark.parametrize("window", [5, 0])
+def test_new_transitions_enter_at_the_recent_largest_priority(window):
+    """With a window, a new transition's priority is the largest of the last `window` updates, which
+    falls below the initial 1 as the TD errors stay small; with window 0 it is the largest ever."""
+    cfg = Config(buffer_size=2000, batch_size=32, warmup=0, hidden=(8, 8), priority_window=window)
+    agent = Agent(cfg, S, A, ARMS)
+    agent.begin_episode(1)
+    rng = np.random.default_rng(0)
+    for _ in range(30):
+        s = rng.standard_normal((ARMS, S)).astype(np.float32)
+        agent.step(s, agent.act(s), np.zeros(ARMS, np.float32), s, done=False)
+    m = agent.memory
+    newest = (m.next - 1) % m.capacity
+    if window:
+        assert m.max_priority < 1.0
+    else:
+        assert m.max_priority >= 1.0
+    m.add(*(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)), np.zeros(1, np.float32),
+          np.zeros((1, S), np.float32), np.ones(1, np.float32))
+    assert np.isclose(m.priorities[newest + 1], m.max_priority ** cfg.alpha)

@@ -316,3 +316,22 @@ def test_diagnostics_text_compares_sampled_and_stored_young_shares():
     run["diagnostics"]["young_share"] = np.full(40, 0.05)
     assert "about as often as their share (1.0 times)" in report.diagnostics_text(run)
     assert report.diagnostics_text({"config": {}}) == ""
+
+
+def test_priority_text_reports_both_rules_and_the_verdict(tmp_path):
+    import numpy as np
+    from experiments import report
+    episodes = np.arange(1, 41, dtype=float)
+
+    def with_diagnostics(run, young):
+        run["config"] = {"fast_episodes": 20, **run.get("config", {})}
+        run["diagnostics"] = {"episode": episodes, "young_share": np.full(40, young), "young_share_stored": np.full(40, 0.02),
+                              "max_priority": np.full(40, 0.5), "td_abs": np.full(40, 0.02)}
+        return run
+    results = results_of(tmp_path, {"full": [35, 35.5, 36], "all_time_max_priority": [30, 31, 32]})
+    results = {v: [with_diagnostics(r, 0.06 if v == "full" else 0.1) for r in runs] for v, runs in results.items()}
+    text = report.priority_text(results)
+    assert "replayed 5.0 to 5.0 times their share" in text and "replayed 3.0 to 3.0 times" in text
+    assert text.index("largest priority ever") < text.index("full:")
+    assert "worse" in text.lower()
+    assert "needs results" in report.priority_text({"full": results["full"]})
