@@ -8,7 +8,8 @@
 What a user would pick instead of writing DDPG by hand, on the agent's own terms: the 20-arm
 replica through its Gymnasium interface (`reacher.gym.ReacherVectorEnv`, handed to SB3 by
 `reacher.sb3.GymnasiumVecEnv`: one world, 20 transitions per step), 100 episodes (the agent's
-environment steps), seeds 0-2 (the goals of `ReacherEnvironment(seed=k)`, as the agent's seed k).
+environment steps), seeds 0-2 (the goals of `ReacherEnvironment(seed=k)`; the agent's seed k draws its goals from its own
+stream of k, `seed_streams(k)["goals"]`: other goals of the same distribution).
 
 Hyperparameters (HYPERPARAMETERS; SB3's defaults for everything not named):
 - TD3: RL-Zoo's tuned set for the MuJoCo tasks (hyperparams/td3.yml, "Mujoco Envs": HalfCheetah,

@@ -458,7 +458,7 @@ class Behaviour(nn.Module):
     def refresh(self, explore: bool = True) -> None:
         """Copy the learner's actor (if an update changed it) and state statistics, and draw this step's noise."""
         learner = self.learner
-        if self.copied != learner.updates:
+        if self.copied != learner.updates or not explore:      # explore=False: always the actor as it is now
             for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
                 copy.copy_(source)
             self.copied = learner.updates
@@ -554,7 +554,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
           resume: bool = False, live: bool = True, **bookkeeping) -> dict:
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
     brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed (a Unity build seeds itself)
+    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape

@@ -157,4 +157,5 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str):
     if random["env"] is not None and hasattr(env, "physics"):
         env.physics.rng.bit_generator.state = random["env"]
     agent.steps, agent.updates = state["steps"], state["updates"]
+    agent.behaviour.copied = None              # the behaviour policy copies the restored actor at its next refresh
     return state["episode"], state["history"]

@@ -29,7 +29,7 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
     actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
     nets = {"actor": actor(), "actor_target": actor(), "critic": Critic(33, 4, hidden), "normalizer": Normalizer(33)}
     for name, net in nets.items():
-        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt")))
+        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt"), map_location="cpu"))
         if noisy and name.startswith("actor"):
             net.set_noise(None)          # the mean weights: the noise-free policy
     return nets

@@ -1,7 +1,8 @@
 """doc/'s figures and the README's result tables, from checkpoints/ and results/ (never trains).
 
     python -m experiments.figures       # doc/banner.png, doc/replay_frame.png, doc/learning_curve.png,
-                                        # doc/ablations.png, then the README's tables (experiments/summarize.py)
+                                        # doc/ablations.png, doc/peers.png (after `make peers`), then the
+                                        # README's tables (experiments/summarize.py)
 """
 import os
 
@@ -9,6 +10,7 @@ import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJ
 from continuous_control.figures import history_of, plot_ablations, plot_scores
 from continuous_control.replay import load_networks, policy_of, render_replay
 from continuous_control.results import ROOT, load_results, load_run
+from experiments.peers import peer_results, peers_figure
 
 DOC = os.path.join(ROOT, "doc")
 
@@ -32,7 +34,11 @@ def main() -> None:
     plot_scores(history_of(run), ax, f"Continuous_Control.ipynb, seed {run['summary']['seed']}, built-in replica")
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
     plot_ablations(load_results()).savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
-    print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png")
+    peers = peer_results()
+    if len(peers) > 1 and "full" in peers:                  # after `make peers`
+        peers_figure(peers, path=os.path.join(DOC, "peers.png"))
+    print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png"
+          + (", doc/peers.png" if len(peers) > 1 else ""))
     write()
 
 

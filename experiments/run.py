@@ -83,6 +83,17 @@ def import_notebook_run() -> None:
           f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
 
 
+def finished(results: str, variant: str, seed: int) -> bool:
+    """Whether results/<variant>/seed<k>/ holds a finished run of today's configuration for it (a
+    run of another configuration, made by earlier code, is run again and its results replaced)."""
+    from dataclasses import asdict
+    from continuous_control.agent import Config
+    folder = os.path.join(results, variant, f"seed{seed}")
+    if not os.path.exists(os.path.join(folder, "summary.json")):
+        return False
+    return json.load(open(os.path.join(folder, "config.json"))) == json.loads(json.dumps(asdict(Config(seed=seed, **CHANGES[variant]))))
+
+
 def launch(run: tuple, jobs: int, results: str) -> None:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
@@ -118,7 +129,7 @@ def main(argv=None):
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs,
                        results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
-    todo = [run for run in plan if not os.path.exists(os.path.join(args.results, run[0], f"seed{run[1]}", "summary.json"))]
+    todo = [run for run in plan if not finished(args.results, run[0], run[1])]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(lambda run: launch(run, args.jobs, args.results), todo))
 

@@ -4,7 +4,7 @@
 
 Blocks: `run` (the notebook's solving run, checkpoints/, with a noise-free evaluation of its
 exported actor), `seeds` (results/full/), `ablations` (each variant against the full agent, by
-the rule of experiments/claims.py), `compute` (the training time behind it all), `speed` (results/benchmarks/env_speed.json, written by
+the rule of experiments/claims.py), `peers` (Stable-Baselines3 beside the full agent, results/peers/), `compute` (the training time behind it all), `speed` (results/benchmarks/env_speed.json, written by
 benchmarks/env_speed.py), `train_speed` (results/benchmarks/train_speed_*.json, written by
 benchmarks/train_speed.py) and `calibration` (results/calibration/, written by
 benchmarks/calibration.py). `make figures` runs it after the figures (`python -m experiments.figures`).
@@ -37,7 +37,22 @@ def run_block(run_dir: str = "checkpoints") -> str:
                      "noise-free, 5 episodes (worst arm, best arm)"], [score_row(run)])
             + "\n\nThe noise-free evaluation runs the exported policy (`actor.pt2`, the target actor) on goals the run never saw "
               "(environment seed 10000 + seed); an arm's score is its mean over the 5 episodes, and over episodes 1-100 "
-              "its mean over those episodes.")
+              "its mean over those episodes. " + repeated_by(run))
+
+
+def repeated_by(run: dict) -> str:
+    """Which runs in results/ (any depth) have this run's configuration and repeat its scores episode
+    for episode, over the episodes both ran: a sentence."""
+    seed, same = run["config"]["seed"], []
+    for folder in sorted(glob.glob(os.path.join(ROOT, "results", "**", f"seed{seed}"), recursive=True)):
+        other = os.path.join(folder, "config.json")
+        if os.path.exists(other) and json.load(open(other)) == run["config"]:
+            theirs = load_run(folder)["scores"]["mean"]
+            n = min(len(theirs), len(run["scores"]["mean"]))
+            if np.allclose(theirs[:n], run["scores"]["mean"][:n], atol=1e-4):
+                same.append(f"`{os.path.relpath(folder, ROOT)}/` ({n} episodes)")
+    return (f"Episode for episode, this run is the same as {', '.join(same)}: only the minutes differ." if same else
+            f"No run in `results/` has this run's configuration: the tables below come from runs of other code.")
 
 
 def score_row(run: dict) -> list:
@@ -78,6 +93,16 @@ def ablations_block() -> str:
     rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
     return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
             + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
+
+
+def peers_block() -> str:
+    """Stable-Baselines3's TD3 and SAC beside the full agent on the same seeds (experiments/peers.py)."""
+    from experiments.peers import peer_results, peers_table, peers_text
+    results = peer_results()
+    if len(results) < 2 or "full" not in results:
+        return "(no peer results yet: `make peers`)"
+    return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
+            f"{peers_table(results)}\n\n{peers_text(results)}")
 
 
 def compute_block(run_dir: str = "checkpoints") -> str:
@@ -130,7 +155,8 @@ def train_speed_block() -> str:
             "phases it calls:\n\n" + markdown_table(["phase"] + [r["label"] for r in runs], rows))
 
 
-BLOCKS = {"run": run_block, "seeds": seeds_block, "ablations": ablations_block, "compute": compute_block,
+BLOCKS = {"run": run_block, "seeds": seeds_block, "ablations": ablations_block, "peers": peers_block,
+          "compute": compute_block,
           "speed": speed_block, "calibration": calibration_block, "train_speed": train_speed_block}
 
 

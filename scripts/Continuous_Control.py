@@ -348,7 +348,8 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 # through the time limit [7]. Adam runs over each network's list of parameters in one fused
 # kernel (`fused=True`), the clip is PyTorch's `clip_grad_norm_`, and the soft update is
 # `torch.lerp`, parameter by parameter: they work on the networks' own parameters, so that moving
-# or casting the networks (`.to(device)`, `.double()`) leaves every part connected (6.2).
+# or casting the networks (`agent.to("cuda")`, `agent.to(torch.float64)`) leaves every part
+# connected (6.2).
 
 # %% tags=["export"]
 class DDPG:
@@ -1033,7 +1034,7 @@ class Behaviour(nn.Module):
     def refresh(self, explore: bool = True) -> None:
         """Copy the learner's actor (if an update changed it) and state statistics, and draw this step's noise."""
         learner = self.learner
-        if self.copied != learner.updates:
+        if self.copied != learner.updates or not explore:      # explore=False: always the actor as it is now
             for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
                 copy.copy_(source)
             self.copied = learner.updates
@@ -1060,7 +1061,7 @@ class Behaviour(nn.Module):
 # `Agent` is DDPG (2.2) with the rest around it. Per step, for all 20 arms at once, `step`
 # refreshes the behaviour policy for the next step, updates the state statistics, feeds the
 # $n$-step window (3) and stores what it emits in the prioritized buffer (4) at the largest
-# priority so far. Once the buffer holds `warmup` transitions it learns every `learn_every`
+# priority of the last `priority_window` updates (4.2). Once the buffer holds `warmup` transitions it learns every `learn_every`
 # steps: `learn` samples a batch by priority with its importance weights, makes the critic's
 # step, sets the sampled transitions' priorities from this update's TD errors, draws fresh
 # NoisyNet noise (5) for the actor's step, and soft-updates the targets.
@@ -1217,7 +1218,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
           resume: bool = False, live: bool = True, **bookkeeping) -> dict:
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
     brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed (a Unity build seeds itself)
+    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
@@ -1313,11 +1314,11 @@ plt.show()
 policy = torch.export.load(os.path.join(RUN_DIR, "actor.pt2")).module()
 noisy = cfg.exploration == "noisynet"
 last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0) if noisy else Actor(state_size, action_size, cfg.hidden)
-last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt")))
+last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt"), map_location="cpu"))
 if noisy:
     last_online.set_noise(None)                        # the mean weights
 norm = Normalizer(state_size)
-norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt")))
+norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_location="cpu"))
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
 for name, act in candidates.items():
     with torch.no_grad():

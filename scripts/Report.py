@@ -13,6 +13,7 @@
 #     name: python3
 # ---
 
+# %%
 
 # %% [markdown]
 # # Report: DDPG with n-step targets, prioritized replay and NoisyNet on the 20-arm Reacher
@@ -47,6 +48,7 @@ import reacher                     # first: on a headless Linux machine it selec
 from continuous_control.replay import load_networks
 from continuous_control.results import load_results, load_run
 from experiments import report
+from experiments.peers import peer_results, peers_figure, peers_table, peers_text
 from experiments.report import show
 from experiments.summarize import compute_block, describe_runs
 
@@ -160,6 +162,20 @@ show(report.levels_text(solving))
 report.diagnostics_figure(solving)
 plt.show()
 show(report.diagnostics_text(solving))
+
+# %% [markdown]
+# ### 2.1 A new transition's priority: the recent maximum against the largest ever
+#
+# Prioritized replay [3] inserts each new transition at the largest priority seen so far. The
+# diagnostics of earlier runs showed that maximum, set in the first episodes, staying far above
+# the TD errors of later ones, so that new transitions took a large share of the sampling. The
+# agent now inserts them at the largest priority of the last `priority_window` updates
+# (notebook section 4.2). Both rules on the same seeds, 100 episodes each (`results/priority/`,
+# `python -m experiments.run --variant full all_time_max_priority --episodes 100 --no-stop
+# --results results/priority`), compared by the claims rule of section 5.1:
+
+# %%
+show(report.priority_text(load_results("results/priority")))
 
 # %% [markdown]
 # ## 3. Across seeds
@@ -293,6 +309,24 @@ show(report.replica_table(full, solving))
 # runs show what the course's Unity build asked of a plain DDPG learner; the replica's column
 # shows this agent on this project's environment. Note also that $E = 100$ is the floor: under
 # the course's criterion no run can be solved earlier.
+
+# %% [markdown]
+# ### 7.1 Stable-Baselines3 on the same arms: a controlled comparison
+#
+# What a user would pick instead of writing DDPG by hand is a well-kept library. Through the
+# replica's Gymnasium interface (`reacher/gym.py`), `make peers` trains Stable-Baselines3's TD3
+# and SAC on the same 20 arms, the same seeds and the same machine, for 100 episodes, with
+# RL-Zoo's MuJoCo hyperparameters and this agent's update schedule (`benchmarks/peers.py` names
+# each hyperparameter and its source; each run's `config.json` holds what ran), and evaluates each
+# final policy noise-free on the agent's unseen goals. The full agent's rows are its seeds of
+# section 3; verdicts follow the rule of section 5.1, and minutes are compared only where every
+# paired run solved.
+
+# %%
+peers = peer_results()
+show(peers_table(peers), peers_text(peers))
+peers_figure(peers)
+plt.show()
 
 # %% [markdown]
 # ## 8. Future work

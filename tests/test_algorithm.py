@@ -127,11 +127,13 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
         s = rng.standard_normal((ARMS, S)).astype(np.float32)
         agent.step(s, agent.act(s), np.zeros(ARMS, np.float32), s, done=False)
     m = agent.memory
-    newest = (m.next - 1) % m.capacity
+    m.update_priorities(np.array([0]), np.array([7.0]))       # one large error, then small ones
+    for _ in range(2 * max(window, 1)):
+        agent.learn()
     if window:
-        assert m.max_priority < 1.0
+        assert m.max_priority < 1.0                 # 7 forgotten, and the small errors set the level
     else:
-        assert m.max_priority >= 1.0
+        assert m.max_priority == pytest.approx(7.0 + cfg.priority_offset)
     m.add(*(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)), np.zeros(1, np.float32),
           np.zeros((1, S), np.float32), np.ones(1, np.float32))
-    assert np.isclose(m.priorities[newest + 1], m.max_priority ** cfg.alpha)
+    assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.max_priority ** cfg.alpha)

@@ -107,6 +107,5 @@ def test_random_streams_are_independent_and_reproducible():
     np.testing.assert_array_equal(replay, draws["replay"])
     assert not np.allclose(replay, draws["goals"])
     assert not torch.equal(noise, torch.randn(8, generator=torch.Generator().manual_seed(0)))
-    first = Agent(Config(**SMALL), S, A, ARMS)
-    second = Agent(Config(**SMALL, seed=1), S, A, ARMS)
-    assert not torch.equal(first.critic.out.weight, second.critic.out.weight)
+    Agent(Config(**SMALL), S, A, ARMS)
+    assert torch.initial_seed() == seed_streams(0)["weights"]         # the weights drew from their own stream

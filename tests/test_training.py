@@ -121,7 +121,7 @@ def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_trai
 
 def test_the_notebooks_run_is_the_experiments_run(tmp_path):
     """The notebook trains on an environment its earlier cells already stepped and reset; train
-    seeds the goals from cfg.seed, so its scores equal experiments/run.py's for the same seed."""
+    seeds the goals from cfg.seed's goal stream, so its scores equal experiments/run.py's for the same seed."""
     env = ReacherEnvironment(seed=0, verbose=False)
     env.reset()
     for _ in range(1500):                          # the notebook's random agent and done-step check
@@ -205,3 +205,21 @@ def test_diagnostics_record_what_learning_saw(tmp_path):
     assert {"sigma_0", "sigma_1", "sigma_2"} <= set(diag.dtype.names)
     # a new transition's priority follows the recent TD errors down from the initial 1 (priority_window)
     assert 0 < diag["max_priority"][1] < 1.0 and history["diagnostics"][1]["updates"] == diag["updates"][1]
+
+
+def test_a_finished_run_of_another_configuration_is_run_again(tmp_path):
+    """experiments/run.py skips a run only when its folder holds today's configuration for it."""
+    import json
+    from dataclasses import asdict
+    from experiments.run import finished
+    folder = tmp_path / "full" / "seed0"
+    folder.mkdir(parents=True)
+    assert not finished(str(tmp_path), "full", 0)                       # nothing there
+    config = asdict(Config(seed=0))
+    (folder / "summary.json").write_text("{}")
+    (folder / "config.json").write_text(json.dumps(config))
+    assert finished(str(tmp_path), "full", 0)
+    assert not finished(str(tmp_path), "uniform", 0) and not finished(str(tmp_path), "full", 1)
+    del config["priority_window"]                                       # made by code without the field
+    (folder / "config.json").write_text(json.dumps(config))
+    assert not finished(str(tmp_path), "full", 0)
