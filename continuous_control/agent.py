@@ -321,7 +321,8 @@ class PrioritizedReplay:
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
         self.updates = 0
-        self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
+        # For diagnostics: when each was added (counted in calls of add), and whether it was replayed since
+        self.born, self.replayed = np.zeros(capacity, np.int64), np.zeros(capacity, bool)
         self.next, self.size, self.adds = 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
@@ -329,7 +330,7 @@ class PrioritizedReplay:
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.max_priority))
-        self.born[idx], self.adds = self.adds, self.adds + 1
+        self.born[idx], self.adds, self.replayed[idx] = self.adds, self.adds + 1, False
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -361,6 +362,7 @@ class PrioritizedReplay:
         else:                                    # the largest ever [3]
             self.recent[0] = max(self.recent[0], largest)
         self.updates += 1
+        self.replayed[idx] = True
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:

@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 FILE = "checkpoint.npz"
-REPLAY = ("states", "actions", "returns", "next_states", "discounts", "born")
+REPLAY = ("states", "actions", "returns", "next_states", "discounts", "born", "replayed")
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 

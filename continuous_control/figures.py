@@ -44,9 +44,9 @@ def history_of(run: dict) -> dict:
 
 def plot_diagnostics(diag: dict, title: str = None):
     """A run's diagnostics.csv, per episode: Q and the critic's loss, |TD error|, NoisyNet's sigma
-    per layer, the share of young transitions (sampled and stored), the largest priority and beta."""
+    per layer, the share of young transitions (sampled and stored), the never-replayed transitions
+    (runs that recorded them), a new transition's priority and beta."""
     import matplotlib.pyplot as plt
-    fig, axes = plt.subplots(2, 3, figsize=(13, 6), sharex=True)
     x = diag["episode"]
     panels = [("mean Q(s, a) of the sampled batches", [("q", "Q")]),
               ("losses", [("critic_loss", "critic loss"), ("actor_loss", "actor loss (-Q)")]),
@@ -54,8 +54,16 @@ def plot_diagnostics(diag: dict, title: str = None):
               ("NoisyNet: mean sigma of each layer's weights", [(k, f"layer {k[6:]}") for k in diag if k.startswith("sigma_")]),
               ("transitions added in the last 1000 insertions", [("young_share", "share of the sampled"),
                                                                 ("young_share_stored", "share of the stored")]),
-              ("priorities and importance sampling", [("max_priority", "largest priority p (before alpha)"),
+              ("transitions never replayed yet", [(k, label) for k, label in (
+                  ("unreplayed_mass", "share of the sampling probability"), ("unreplayed_share", "share of the stored"))
+                  if k in diag]),
+              ("priorities and importance sampling", [("max_priority", "a new transition's priority p"),
                                                       ("beta", "beta")])]
+    panels = [(name, lines) for name, lines in panels if lines]
+    columns = (len(panels) + 1) // 2
+    fig, axes = plt.subplots(2, columns, figsize=(4.4 * columns, 6), sharex=True, squeeze=False)
+    for ax in axes.flat[len(panels):]:
+        ax.set_visible(False)
     for ax, (name, lines) in zip(axes.flat, panels):
         for key, label in lines:
             ax.plot(x, diag[key], lw=1.5, label=label)

@@ -35,11 +35,20 @@ def diagnostics(agent) -> dict:
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
            "young_share_stored": float(np.mean(m.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
-           "beta": agent.beta(), "max_priority": m.max_priority}
+           "beta": agent.beta(), "max_priority": m.max_priority, **backlog(m)}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
             row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
     return {key: float(value) for key, value in row.items()}
+
+
+def backlog(memory) -> dict:
+    """The stored transitions never replayed since they were added: their share of the buffer, and
+    their share of the sampling probability (the sum tree's mass they hold)."""
+    waiting = np.flatnonzero(~memory.replayed[:memory.size])
+    total = memory.priorities.total()
+    return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
+            "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}
 
 
 class TrainingRun:

@@ -210,6 +210,9 @@ def diagnostics_text(run: dict) -> str:
              f"{entry} ({d['max_priority'][-1]:.3f} at the end, against a mean |TD error| of "
              f"{float(np.mean(d['td_abs'][later])):.3f} in those episodes)." if ratio > 1.5 else
              f"new transitions were replayed about as often as their share ({ratio:.1f} times).")
+    if "unreplayed_mass" in d:
+        text += (f" At episode {int(d['episode'][-1])}, {d['unreplayed_share'][-1]:.1%} of the stored transitions had "
+                 f"never been replayed, and they held {d['unreplayed_mass'][-1]:.1%} of the sampling probability.")
     return text
 
 

@@ -724,7 +724,8 @@ class PrioritizedReplay:
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
         self.updates = 0
-        self.born = np.zeros(capacity, np.int64)  # when each was added, counted in calls of add (for diagnostics)
+        # For diagnostics: when each was added (counted in calls of add), and whether it was replayed since
+        self.born, self.replayed = np.zeros(capacity, np.int64), np.zeros(capacity, bool)
         self.next, self.size, self.adds = 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
@@ -732,7 +733,7 @@ class PrioritizedReplay:
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.max_priority))
-        self.born[idx], self.adds = self.adds, self.adds + 1
+        self.born[idx], self.adds, self.replayed[idx] = self.adds, self.adds + 1, False
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -764,6 +765,7 @@ class PrioritizedReplay:
         else:                                    # the largest ever [3]
             self.recent[0] = max(self.recent[0], largest)
         self.updates += 1
+        self.replayed[idx] = True
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:
@@ -1287,13 +1289,17 @@ plt.show()
 # $\sigma^W$ in each layer, and the share of sampled transitions that were added in the last 1000
 # insertions (about one episode) next to their share of the buffer: where the first stands well
 # above the second, new transitions are replayed more often than old ones, because they enter at
-# the largest priority of the recent updates (4.2; shown with $\beta$ in the last panel).
+# the largest priority of the recent updates (4.2; shown with $\beta$ in the last panel). The
+# transitions never replayed since they were stored, and their share of the sampling probability,
+# show whether the updates keep up with the 20 transitions stored per step.
 
 # %%
 d = run["diagnostics"]
 last = len(d["episode"]) - 1
 print(f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
       f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}; mean Q {d['q'][last]:.2f}")
+print(f"Never replayed: {d['unreplayed_share'][last]:.1%} of the stored, holding {d['unreplayed_mass'][last]:.1%} "
+      "of the sampling probability")
 plot_diagnostics(d, "Diagnostics of the run")
 plt.show()
 

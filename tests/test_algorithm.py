@@ -137,3 +137,17 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
     m.add(*(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)), np.zeros(1, np.float32),
           np.zeros((1, S), np.float32), np.ones(1, np.float32))
     assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.max_priority ** cfg.alpha)
+
+
+def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
+    """replayed marks what update_priorities touched; a new add clears the mark of the slots it overwrites."""
+    from continuous_control.agent import PrioritizedReplay
+    from continuous_control.training import backlog
+    zeros = np.zeros((6, 1), np.float32)
+    m = PrioritizedReplay(8, 1, 1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
+    m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32))
+    m.update_priorities(np.array([0, 1]), np.array([0.5, 0.5]))      # p: 0.5, 0.5, then 4 new ones at 1
+    b = backlog(m)
+    assert b["unreplayed_share"] == pytest.approx(4 / 6) and b["unreplayed_mass"] == pytest.approx(4 / 5)
+    m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32))   # wraps: overwrites 0 and 1
+    assert not m.replayed[:2].any() and backlog(m)["unreplayed_share"] == pytest.approx(1.0)

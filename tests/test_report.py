@@ -335,3 +335,16 @@ def test_priority_text_reports_both_rules_and_the_verdict(tmp_path):
     assert text.index("largest priority ever") < text.index("full:")
     assert "worse" in text.lower()
     assert "needs results" in report.priority_text({"full": results["full"]})
+
+
+def test_diagnostics_text_reports_the_never_replayed_backlog():
+    import numpy as np
+    from experiments import report
+    episodes = np.arange(1, 41, dtype=float)
+    run = {"config": {"fast_episodes": 20}, "diagnostics": {
+        "episode": episodes, "young_share": np.full(40, 0.05), "young_share_stored": np.full(40, 0.05),
+        "max_priority": np.full(40, 1.0), "td_abs": np.full(40, 0.02),
+        "unreplayed_share": np.full(40, 0.2), "unreplayed_mass": np.linspace(0.1, 0.6, 40)}}
+    text = report.diagnostics_text(run)
+    assert "At episode 40, 20.0% of the stored transitions had never been replayed" in text
+    assert "held 60.0% of the sampling probability" in text

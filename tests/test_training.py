@@ -203,6 +203,9 @@ def test_diagnostics_record_what_learning_saw(tmp_path):
     assert diag["young_share_stored"][1] == 1.0          # two episodes: every stored transition is recent
     assert diag["beta"][1] == pytest.approx(min(1.0, cfg.beta_start + (1 - cfg.beta_start) * 2002 / cfg.beta_steps))
     assert {"sigma_0", "sigma_1", "sigma_2"} <= set(diag.dtype.names)
+    # episode 1 stores before it learns: most of it waits; every one replayed is marked, and the
+    # waiting ones' share of the sampling probability lies between 0 and 1
+    assert 0 < diag["unreplayed_share"][0] <= 1 and 0 < diag["unreplayed_mass"][1] < 1
     # a new transition's priority follows the recent TD errors down from the initial 1 (priority_window)
     assert 0 < diag["max_priority"][1] < 1.0 and history["diagnostics"][1]["updates"] == diag["updates"][1]
 
