@@ -238,7 +238,9 @@ def priority_text(results: dict) -> str:
         found = [f for f in found if f is not None]
         if found:
             ratios, entry = zip(*found)
-            lines.append(f"* {LABELS[variant]} ({change(variant)}): after episode "
+            rule = (change(variant) if variant != "full" else
+                    f"`priority_window={results[variant][0]['config'].get('priority_window', 0)}`")
+            lines.append(f"* {LABELS[variant]} ({rule}): after episode "
                          f"{results[variant][0]['config'].get('fast_episodes', 20)}, new transitions were replayed "
                          f"{min(ratios):.1f} to {max(ratios):.1f} times their share of the buffer; a new transition's "
                          f"priority at the end: {min(entry):.3f} to {max(entry):.3f} (seeds "

@@ -76,12 +76,26 @@ def seeds_block() -> str:
 
 
 def describe_runs(runs: list) -> str:
-    """Where a set of runs was made: environment, machine, and how many shared the machine."""
+    """Where a set of runs was made: environment, machine, how many shared the machine, and whether
+    today's code would run them with the same configuration."""
     env = sorted({r["summary"].get("environment", "?") for r in runs})
     machine = sorted({r["summary"].get("machine", "?") for r in runs})
     shared = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
     together = " and ".join(f"{k} run{'s' if k > 1 else ''} at a time" for k in shared)
-    return f"Environment: {'; '.join(env)}. Machine: {'; '.join(machine)}; {together}."
+    return f"Environment: {'; '.join(env)}. Machine: {'; '.join(machine)}; {together}." + vintage(runs)
+
+
+def vintage(runs: list) -> str:
+    """A sentence when some runs were made by earlier code: their configuration lacks fields of today's."""
+    from dataclasses import asdict
+    from continuous_control.agent import Config
+    today = set(asdict(Config()))
+    older = [r for r in runs if set(r["config"]) != today]
+    if not older:
+        return ""
+    missing = sorted(today - set(older[0]["config"]))
+    return (f" {len(older)} of these {len(runs)} runs were made by earlier code (their configuration has no "
+            f"{', '.join(f'`{m}`' for m in missing) or 'field of today'}); `make experiments` runs them again.")
 
 
 def ablations_block() -> str:
