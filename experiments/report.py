@@ -188,17 +188,23 @@ def levels_text(run: dict) -> str:
     return " ".join(lines)
 
 
+def later_episodes(run: dict):
+    """The mask of the diagnostics' episodes after `fast_episodes` (once the buffer holds many
+    episodes), or None for a run without diagnostics or without such episodes."""
+    d = run.get("diagnostics")
+    later = None if d is None else d["episode"] > run["config"].get("fast_episodes", 20)
+    return later if later is not None and later.any() else None
+
+
 def diagnostics_text(run: dict) -> str:
     """Are new transitions replayed more often than old ones? The share of sampled transitions that
     were added in the last 1000 insertions (about one episode) against their share of the buffer,
-    averaged over episodes `fast_episodes + 1` on (once the buffer holds many episodes); and how
-    far NoisyNet's sigma moved. Empty for a run without diagnostics."""
-    d = run.get("diagnostics")
-    if d is None:
+    averaged over the episodes after `fast_episodes`; and the never-replayed backlog at the end.
+    Empty for a run without diagnostics."""
+    later = later_episodes(run)
+    if later is None:
         return ""
-    later = d["episode"] > run["config"].get("fast_episodes", 20)
-    if not later.any():
-        return ""
+    d = run["diagnostics"]
     sampled, stored = float(np.mean(d["young_share"][later])), float(np.mean(d["young_share_stored"][later]))
     first, last = int(d["episode"][later][0]), int(d["episode"][later][-1])
     text = (f"Over episodes {first}-{last}, {sampled:.1%} of the sampled transitions had been added in the last 1000 "
@@ -219,10 +225,10 @@ def diagnostics_text(run: dict) -> str:
 def young_replay(run: dict):
     """(sampled young share / stored young share, a new transition's priority at the end) over the
     episodes after `fast_episodes`; None without diagnostics."""
-    d = run.get("diagnostics")
-    later = None if d is None else d["episode"] > run["config"].get("fast_episodes", 20)
-    if later is None or not later.any():
+    later = later_episodes(run)
+    if later is None:
         return None
+    d = run["diagnostics"]
     return float(np.mean(d["young_share"][later]) / np.mean(d["young_share_stored"][later])), float(d["max_priority"][-1])
 
 
