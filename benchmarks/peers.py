@@ -12,17 +12,24 @@ environment steps), seeds 0-2 (the goals of `ReacherEnvironment(seed=k)`; the ag
 stream of k, `seed_streams(k)["goals"]`: other goals of the same distribution).
 
 Hyperparameters (HYPERPARAMETERS; SB3's defaults for everything not named):
-- TD3: RL-Zoo's tuned set for the MuJoCo tasks (hyperparams/td3.yml, "Mujoco Envs": HalfCheetah,
-  shared by Ant, Hopper, Walker2d, Humanoid): learning rate 1e-3, batch 256, networks [400, 300],
-  Gaussian action noise of std 0.1, learning_starts 10,000, train_freq 1, gradient_steps 1.
+- TD3: RL-Zoo's set for the MuJoCo tasks (hyperparams/td3.yml, "Mujoco Envs", HalfCheetah's
+  &mujoco-defaults, shared by Ant, Hopper, Walker2d, Humanoid): learning_starts 10,000 and Gaussian
+  action noise of std 0.1, with learning rate 1e-3, batch 256, networks [400, 300], train_freq 1 and
+  gradient_steps 1, which are also SB3 2.x's TD3 defaults (read back from the model into config.json).
+  Checked against the zoo's own hyperparams/python/td3.py (its MuJoCo tasks under seals/:
+  learning_starts 10,000, noise normal 0.1, the rest SB3's defaults); the stored td3.yml predates
+  its MuJoCo section.
 - SAC: RL-Zoo's set for the same tasks (hyperparams/sac.yml, "Mujoco Envs"): SB3's defaults
-  (learning rate 3e-4, batch 256, networks [256, 256], automatic entropy) with learning_starts 10,000.
+  (learning rate 3e-4, batch 256, networks [256, 256], automatic entropy with target -dim(A) = -4)
+  with learning_starts 10,000.
 
 Update schedules (SCHEDULES), the one thing each run name says besides the algorithm:
 - `td3`, `sac`: the agent's (continuous_control.agent.Config): the first update once 5,000
-  transitions are stored, one update (batch 256) per step of the 20 arms in episodes 1-20, then one
-  every 8 steps; the callback sets SB3's `train_freq` after episode 20 and every run checks its
-  count of updates (`model._n_updates`) against the schedule's (`expected_updates`).
+  transitions are stored, one update (batch 256) per step of the 20 arms in the fast episodes, then
+  one every 8 steps. The fast episodes are the agent's rule (`learns_fast`) on the peer's own scores:
+  the first 20, or fewer once an episode's mean score reached 37. The callback sets SB3's
+  `train_freq` when they end, and every run checks its count of updates (`model._n_updates`)
+  against the schedule's (`expected_updates`).
 - `td3_zoo`, `sac_zoo`: RL-Zoo's as it stands: one update per step of the 20 arms throughout
   (train_freq 1, gradient_steps 1 count vector steps), the first after 10,000 transitions.
 
@@ -70,11 +77,14 @@ ZOO_LEARNING_STARTS = 10_000          # both files' MuJoCo set
 @dataclass(frozen=True)
 class Schedule:
     """When SB3 updates: after `learning_starts` transitions, then one update every step of all
-    arms, or (if `fast_episodes`) every step for that many episodes and every `later` steps after."""
+    arms, or (if `fast_episodes`) every step in the fast episodes (at most `fast_episodes`, ending
+    once an episode's mean score reached `fast_until`: the agent's `learns_fast`) and every `later`
+    steps after."""
     name: str
     learning_starts: int
     fast_episodes: int | None = None
     later: int = 1
+    fast_until: float = math.inf
 
 
 def agents_schedule() -> Schedule:
@@ -85,8 +95,9 @@ def agents_schedule() -> Schedule:
     cfg = Config()
     if cfg.learn_every != 1 or getattr(cfg, "updates_per_learn", 1) != 1:
         raise ValueError("the peers' schedule assumes the agent learns every step in its fast episodes")
-    return Schedule("the agent's: every step for 20 episodes, then every 8",
-                    cfg.warmup - 1, cfg.fast_episodes, cfg.learn_every_later)
+    return Schedule(f"the agent's: every step for up to {cfg.fast_episodes} episodes (until an episode's mean reaches "
+                    f"{cfg.fast_until:g}), then every {cfg.learn_every_later}",
+                    cfg.warmup - 1, cfg.fast_episodes, cfg.learn_every_later, cfg.fast_until)
 
 
 SCHEDULES = {"ours": agents_schedule, "zoo": lambda: Schedule("RL-Zoo's: every step", ZOO_LEARNING_STARTS)}
@@ -97,7 +108,7 @@ LABELS = {"td3": "SB3 TD3, the agent's update schedule", "sac": "SB3 SAC, the ag
 # `make peers`: the agent's schedule only. Measured on this 2-core machine, one torch thread, two
 # runs at a time: an update costs about 30 ms (TD3's [400, 300] and SAC's [256, 256] networks on a
 # batch of 256; the agent's 128 x 128 about a tenth of it), a step without one 2-3 ms. So a run on the
-# agent's schedule (29,781 updates) takes about 20 minutes and the set of 6 about an hour, while one
+# agent's schedule (at most 29,781 updates) takes about 20 minutes and the set of 6 about an hour, while one
 # on RL-Zoo's (99,600 updates) takes about 55: its 6 runs would add almost three hours. They are
 # left out of the default set; `--runs td3_zoo sac_zoo` runs them.
 DEFAULT_SET = ("td3", "sac")
@@ -111,14 +122,17 @@ def smoke(schedule: Schedule, episode_steps: int = SMOKE_STEPS) -> Schedule:
     fraction of the first episode (step 12 of 48 for the agent's, 24 for RL-Zoo's)."""
     fast = None if schedule.fast_episodes is None else 2
     starts = round((schedule.learning_starts + 1) * episode_steps / MAX_STEPS) - 1
-    return Schedule(schedule.name + " (SMOKE size)", starts, fast, schedule.later)
+    return Schedule(schedule.name + " (SMOKE size)", starts, fast, schedule.later, schedule.fast_until)
 
 
-def expected_updates(schedule: Schedule, episodes: int, episode_steps: int, arms: int) -> int:
-    """How many updates SB3 makes on this schedule: it collects `train_freq` steps, then trains once
-    if it holds more than learning_starts transitions; a last chunk may run past the final episode."""
+def expected_updates(schedule: Schedule, episodes: int, episode_steps: int, arms: int,
+                     fast_episodes: int | None = None) -> int:
+    """How many updates SB3 makes on this schedule, whose fast episodes were `fast_episodes` (the
+    schedule's most, if not given): it collects `train_freq` steps, then trains once if it holds
+    more than learning_starts transitions; a last chunk may run past the final episode."""
     total = episodes * episode_steps
-    fast = total if schedule.fast_episodes is None else min(episodes, schedule.fast_episodes) * episode_steps
+    fast_episodes = schedule.fast_episodes if fast_episodes is None else fast_episodes
+    fast = total if fast_episodes is None else min(episodes, fast_episodes) * episode_steps
     chunk_ends = np.r_[np.arange(1, fast + 1), fast + schedule.later * np.arange(1, math.ceil((total - fast) / schedule.later) + 1)]
     return int(np.count_nonzero(chunk_ends * arms > schedule.learning_starts))
 
@@ -143,13 +157,16 @@ def make_model(algo: str, venv, schedule: Schedule, seed: int, buffer_size: int 
 
 def recorder(schedule: Schedule, label: str, log_every: int):
     """An SB3 callback: every arm's score and the wall time of each episode; after the schedule's
-    fast episodes, SB3's update interval set to `later` steps (used from its next collection)."""
+    fast episodes (`fast_end`, decided by the agent's `learns_fast` on these scores), SB3's update
+    interval set to `later` steps (used from its next collection)."""
     from stable_baselines3.common.callbacks import BaseCallback
     from stable_baselines3.common.type_aliases import TrainFreq, TrainFrequencyUnit
 
+    from continuous_control.agent import learns_fast
+
     class Recorder(BaseCallback):
         def _on_training_start(self) -> None:
-            self.clock, self.score, self.arms, self.wall = time.perf_counter(), 0.0, [], []
+            self.clock, self.score, self.arms, self.wall, self.fast_end = time.perf_counter(), 0.0, [], [], None
 
         def _on_step(self) -> bool:
             self.score = self.score + self.locals["rewards"].astype(np.float64)
@@ -160,11 +177,12 @@ def recorder(schedule: Schedule, label: str, log_every: int):
                 self.arms.append(self.score)
                 self.wall.append(time.perf_counter() - self.clock)
                 self.score = 0.0
-                episode = len(self.arms)
-                if episode == schedule.fast_episodes:
+                episode, means = len(self.arms), [a.mean() for a in self.arms]
+                fast = schedule.fast_episodes is not None and self.fast_end is None
+                if fast and not learns_fast(schedule, episode + 1, means):
+                    self.fast_end = episode
                     self.model.train_freq = TrainFreq(schedule.later, TrainFrequencyUnit.STEP)
                 if episode % log_every == 0 or episode == 1:
-                    means = [a.mean() for a in self.arms]
                     print(f"{label} episode {episode:3d}  mean {means[-1]:5.2f}  min {self.arms[-1].min():5.2f}  "
                           f"max {self.arms[-1].max():5.2f}  avg100 {np.mean(means[-WINDOW:]):5.2f}  "
                           f"{self.wall[-1] / 60:5.1f} min  updates {self.model._n_updates}", flush=True)
@@ -248,7 +266,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     model.learn(total_timesteps=episodes * episode_steps * arms, callback=callback)
     if len(callback.arms) != episodes:
         raise RuntimeError(f"{name} seed {seed}: {len(callback.arms)} episodes recorded, {episodes} expected")
-    expected = expected_updates(schedule, episodes, episode_steps, arms)
+    expected = expected_updates(schedule, episodes, episode_steps, arms, callback.fast_end)
     if model._n_updates != expected:
         raise RuntimeError(f"{name} seed {seed}: SB3 made {model._n_updates} updates, the schedule {expected}")
 
@@ -268,6 +286,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
         machine=machine(), seed=seed, variant=name, concurrent_runs=concurrent,
         eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
         algorithm=algo, gradient_updates=int(model._n_updates), gradient_updates_expected=expected,
+        last_fast_episode=callback.fast_end,
         stable_baselines3=stable_baselines3.__version__, gymnasium=gymnasium.__version__)
     config = dict(algorithm=algo, seed=seed, episodes=episodes, episode_steps=episode_steps, arms=arms,
                   schedule=asdict(schedule), source=SOURCES[algo], set_hyperparameters=HYPERPARAMETERS[algo],

@@ -5,9 +5,9 @@
 It runs the notebook's own `train` (continuous_control.agent) on the built-in Reacher with the
 notebook's configuration (`Config()`, changed by `--set`), and times the real methods while they
 run: each is wrapped by a timer for the duration of the profile, and no copy of any of them is
-kept here. It times one episode in the first `fast_episodes` (learning every step: episode 3,
-after two warm-up episodes) and the first episode after them (learning every `learn_every_later`
-steps: episode `fast_episodes + 1`), each its own column: results/benchmarks/train_speed_<label>.json
+kept here. It times one episode in the fast episodes (learning every step: episode 3, after two
+warm-up episodes) and episode `fast_episodes + 1`, after the fast ones whatever the scores
+(learning every `learn_every_later` steps), each its own column: results/benchmarks/train_speed_<label>.json
 and train_speed_<label>_later.json. Each phase's time excludes the timed phases it calls; the
 total is the episode's wall time per step, bookkeeping included. Checkpointing is timed once with
 the replay full (as from episode 50 on) and spread over the `checkpoint_every` x 1001 steps
@@ -102,14 +102,14 @@ def profile(seed: int = 0, warmup_episodes: int = 2, **overrides) -> tuple[dict,
     clock = {}
     begin_episode = lesson.Agent.begin_episode
 
-    def begin(agent, episode):                      # switch buckets at each episode's start
+    def begin(agent, episode, *args):               # switch buckets at each episode's start
         if profiler.bucket is not None:
             clock[profiler.bucket] = (clock[profiler.bucket], time.perf_counter(), agent.learn_every)
         profiler.bucket = timed.get(episode)
         if profiler.bucket:
             clock[profiler.bucket] = time.perf_counter()
         begin.agent = agent
-        return begin_episode(agent, episode)
+        return begin_episode(agent, episode, *args)
 
     try:
         for cls, name, phase in PHASES:

@@ -37,11 +37,13 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in the first `fast_episodes`, section 6."""
+    """Environment steps (of all 20 arms) between updates in the fast episodes, section 6.2."""
     fast_episodes: int = 20
-    """Episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    """The most episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    fast_until: float = 37.0
+    """The fast episodes end once an episode's mean score has reached this (inf: after `fast_episodes`)."""
     learn_every_later: int = 8
-    """Environment steps between updates after `fast_episodes`."""
+    """Environment steps between updates after the fast episodes."""
     actor_lr: float = 1e-3
     """Adam learning rate of the actor."""
     critic_lr: float = 1e-3
@@ -72,11 +74,9 @@ class Config:
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     action_noise: float = 0.2
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
-
     def __post_init__(self):
         if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
-            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}; exploration "
-                             "is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
+            raise ValueError(f"Config: exploration={self.exploration!r} is not 'noisynet', 'ou', 'gaussian' or 'none', or noise_per_arm needs 'noisynet'")
         torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
@@ -93,13 +93,14 @@ class Normalizer(nn.Module):
         self.register_buffer("count", torch.tensor(1e-4))
 
     def update(self, x: torch.Tensor) -> None:
-        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13])."""
-        n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
-        total = self.count + n
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13]):
+        with w = n / (count + n) the batch's share, var <- (1 - w) var + w (var_x + (1 - w) delta^2)."""
+        var, mean = torch.var_mean(x, 0, correction=0)
+        w = x.shape[0] / (self.count + x.shape[0])
         delta = mean - self.mean
-        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * self.count * n / total) / total)
-        self.mean.add_(delta * n / total)
-        self.count.copy_(total)
+        self.var.lerp_(var + (1 - w) * delta.square(), w)
+        self.mean.add_(w * delta)
+        self.count.add_(x.shape[0])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
@@ -401,8 +402,8 @@ class NoisyLinear(nn.Module):
         if self.eps_in.dim() == 2:       # a noise sample per row of x: f_out * (sigma_w (f_in * x))
             noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
             return F.linear(x, self.weight_mean, self.bias_mean) + self.eps_out * noise
-        weight = self.weight_mean + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
-        return F.linear(x, weight, self.bias_mean + self.bias_sigma * self.eps_out)
+        weight = torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(self.eps_out, self.eps_in))  # w_mean + w_sigma * (f_out f_in^T)
+        return F.linear(x, weight, torch.addcmul(self.bias_mean, self.bias_sigma, self.eps_out))
 
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
@@ -476,9 +477,16 @@ class Behaviour(nn.Module):
         else:
             self.action_noise.zero_()
 
-    @torch.no_grad()
+    @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
+
+
+# --- 6.2 The agent: all of it together ---
+def learns_fast(cfg: Config, episode: int, scores) -> bool:
+    """Whether episode `episode` learns every `learn_every` steps, given `scores`, the mean score
+    of each episode before it: within the first `fast_episodes`, until one of them reached `fast_until`."""
+    return episode <= cfg.fast_episodes and max(scores, default=-np.inf) < cfg.fast_until
 
 
 # --- 6.2 The agent: all of it together ---
@@ -500,13 +508,13 @@ class Agent(DDPG):
         self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
         self.to(cfg.device)
 
-    def begin_episode(self, episode: int) -> None:
-        """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
+    def begin_episode(self, episode: int, scores=()) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval (`scores`: earlier episodes' means), first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, scores) else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
@@ -564,7 +572,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
     run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)
+        agent.begin_episode(episode, run.history["mean"])       # n, and how often to learn, this episode
         scores = np.zeros(num_agents)
         while True:
             actions = agent.act(states)                            # every arm at once, with exploration

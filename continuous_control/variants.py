@@ -14,7 +14,8 @@ VARIANTS = {
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
     "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"priority_window": 0}),
-    "learn_every_step": ("learning every step after episode 20", {"learn_every_later": 1}),
+    "fixed_fast_phase": ("learning every step in episodes 1-20, whatever the score", {"fast_until": float("inf")}),
+    "learn_every_step": ("learning every step throughout", {"learn_every_later": 1}),
     "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 }
 LABELS = {name: label for name, (label, _) in VARIANTS.items()}

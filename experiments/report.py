@@ -188,18 +188,31 @@ def levels_text(run: dict) -> str:
     return " ".join(lines)
 
 
+def last_fast_episode(run: dict) -> int:
+    """The run's last episode that learned every step: the agent's own rule (`learns_fast`) on the
+    run's configuration and scores. A run made before `fast_until` existed learned fast for all
+    `fast_episodes`."""
+    from types import SimpleNamespace
+
+    from continuous_control.agent import learns_fast
+    cfg = SimpleNamespace(fast_episodes=run["config"].get("fast_episodes", 20),
+                          fast_until=run["config"].get("fast_until", float("inf")))
+    mean = run.get("scores", {}).get("mean", ())
+    return next((e - 1 for e in range(1, cfg.fast_episodes + 1) if not learns_fast(cfg, e, mean[:e - 1])), cfg.fast_episodes)
+
+
 def later_episodes(run: dict):
-    """The mask of the diagnostics' episodes after `fast_episodes` (once the buffer holds many
+    """The mask of the diagnostics' episodes after the fast ones (once the buffer holds many
     episodes), or None for a run without diagnostics or without such episodes."""
     d = run.get("diagnostics")
-    later = None if d is None else d["episode"] > run["config"].get("fast_episodes", 20)
+    later = None if d is None else d["episode"] > last_fast_episode(run)
     return later if later is not None and later.any() else None
 
 
 def diagnostics_text(run: dict) -> str:
     """Are new transitions replayed more often than old ones? The share of sampled transitions that
     were added in the last 1000 insertions (about one episode) against their share of the buffer,
-    averaged over the episodes after `fast_episodes`; and the never-replayed backlog at the end.
+    averaged over the episodes after the fast ones; and the never-replayed backlog at the end.
     Empty for a run without diagnostics."""
     later = later_episodes(run)
     if later is None:
@@ -224,7 +237,7 @@ def diagnostics_text(run: dict) -> str:
 
 def young_replay(run: dict):
     """(sampled young share / stored young share, a new transition's priority at the end) over the
-    episodes after `fast_episodes`; None without diagnostics."""
+    episodes after the fast ones; None without diagnostics."""
     later = later_episodes(run)
     if later is None:
         return None
@@ -246,8 +259,9 @@ def priority_text(results: dict) -> str:
             ratios, entry = zip(*found)
             rule = (change(variant) if variant != "full" else
                     f"`priority_window={results[variant][0]['config'].get('priority_window', 0)}`")
+            ends = sorted({last_fast_episode(r) for r in results[variant]})
             lines.append(f"* {LABELS[variant]} ({rule}): after episode "
-                         f"{results[variant][0]['config'].get('fast_episodes', 20)}, new transitions were replayed "
+                         f"{'/'.join(map(str, ends))} (the last fast one), new transitions were replayed "
                          f"{min(ratios):.1f} to {max(ratios):.1f} times their share of the buffer; a new transition's "
                          f"priority at the end: {min(entry):.3f} to {max(entry):.3f} (seeds "
                          f"{', '.join(str(r['summary']['seed']) for r in results[variant])}).")

@@ -166,11 +166,13 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in the first `fast_episodes`, section 6."""
+    """Environment steps (of all 20 arms) between updates in the fast episodes, section 6.2."""
     fast_episodes: int = 20
-    """Episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    """The most episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    fast_until: float = 37.0
+    """The fast episodes end once an episode's mean score has reached this (inf: after `fast_episodes`)."""
     learn_every_later: int = 8
-    """Environment steps between updates after `fast_episodes`."""
+    """Environment steps between updates after the fast episodes."""
     actor_lr: float = 1e-3
     """Adam learning rate of the actor."""
     critic_lr: float = 1e-3
@@ -201,11 +203,9 @@ class Config:
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     action_noise: float = 0.2
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
-
     def __post_init__(self):
         if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
-            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}; exploration "
-                             "is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
+            raise ValueError(f"Config: exploration={self.exploration!r} is not 'noisynet', 'ou', 'gaussian' or 'none', or noise_per_arm needs 'noisynet'")
         torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
@@ -251,13 +251,14 @@ class Normalizer(nn.Module):
         self.register_buffer("count", torch.tensor(1e-4))
 
     def update(self, x: torch.Tensor) -> None:
-        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13])."""
-        n, mean, var = x.shape[0], x.mean(0), x.var(0, unbiased=False)
-        total = self.count + n
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13]):
+        with w = n / (count + n) the batch's share, var <- (1 - w) var + w (var_x + (1 - w) delta^2)."""
+        var, mean = torch.var_mean(x, 0, correction=0)
+        w = x.shape[0] / (self.count + x.shape[0])
         delta = mean - self.mean
-        self.var.copy_((self.var * self.count + var * n + delta.pow(2) * self.count * n / total) / total)
-        self.mean.add_(delta * n / total)
-        self.count.copy_(total)
+        self.var.lerp_(var + (1 - w) * delta.square(), w)
+        self.mean.add_(w * delta)
+        self.count.add_(x.shape[0])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
@@ -703,7 +704,7 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # **A new transition's priority.** It has no TD error yet, so [3] gives it the largest priority
 # seen so far, to replay it soon. But the TD errors shrink by orders of magnitude as the critic
 # learns, while that maximum, set early, stays: every new transition then outweighs hundreds of
-# old ones, and after episode 20, when the agent stores 20 transitions a step and draws 32, many
+# old ones, and after the fast episodes (6.2), when the agent stores 20 transitions a step and draws 32, many
 # are never drawn at all and pile up at that stale maximum (the report's diagnostics measure how
 # much of the sampling they took). So a new transition here gets the largest priority of the
 # last `priority_window` = 100 updates, a maximum that falls with the TD errors; `priority_window`
@@ -862,8 +863,8 @@ class NoisyLinear(nn.Module):
         if self.eps_in.dim() == 2:       # a noise sample per row of x: f_out * (sigma_w (f_in * x))
             noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
             return F.linear(x, self.weight_mean, self.bias_mean) + self.eps_out * noise
-        weight = self.weight_mean + self.weight_sigma * torch.outer(self.eps_out, self.eps_in)
-        return F.linear(x, weight, self.bias_mean + self.bias_sigma * self.eps_out)
+        weight = torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(self.eps_out, self.eps_in))  # w_mean + w_sigma * (f_out f_in^T)
+        return F.linear(x, weight, torch.addcmul(self.bias_mean, self.bias_sigma, self.eps_out))
 
 
 # %% [markdown]
@@ -1052,7 +1053,7 @@ class Behaviour(nn.Module):
         else:
             self.action_noise.zero_()
 
-    @torch.no_grad()
+    @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
 
@@ -1072,11 +1073,22 @@ class Behaviour(nn.Module):
 # draws 256: learning every step, that is about 13 draws per stored transition. The updates are
 # where the time goes, and early on the agent needs every one of them to learn fast. Once the
 # arms score near the maximum, the updates only have to keep them there. So the agent learns
-# every step in the first `fast_episodes` = 20 episodes and every `learn_every_later` = 8 steps
-# after them, which cuts the later episodes' time to a fraction. This is a design choice for
-# speed; the report's ablation "learning every step after episode 20" measures what it costs in
-# score. `begin_episode` sets the episode's $n$ (3) and learning interval.
-#
+# every step in its fast episodes and every `learn_every_later` = 8 steps after them, which cuts
+# the later episodes' time to a fraction. The fast episodes are the first `fast_episodes` = 20,
+# or fewer: they end once an episode's mean score over the arms has reached `fast_until` = 37,
+# most of the way to the maximum, when more updates add little. This is a design choice for
+# speed; the report's ablations "learning every step throughout" and "every step for 20
+# episodes, whatever the score" measure what it costs in score. `begin_episode` sets the
+# episode's $n$ (3) and, from the earlier episodes' mean scores, its learning interval.
+
+# %% tags=["export"]
+def learns_fast(cfg: Config, episode: int, scores) -> bool:
+    """Whether episode `episode` learns every `learn_every` steps, given `scores`, the mean score
+    of each episode before it: within the first `fast_episodes`, until one of them reached `fast_until`."""
+    return episode <= cfg.fast_episodes and max(scores, default=-np.inf) < cfg.fast_until
+
+
+# %% [markdown]
 # The networks live on `cfg.device`; `agent.to(...)` (from `DDPG`) moves or casts them all later,
 # for example `agent.to(torch.float64)`, and each batch follows them. `log` keeps, for each update, the
 # losses, the mean $Q$, the mean $|\delta|$ and the share of the batch added in the last 1000
@@ -1101,13 +1113,13 @@ class Agent(DDPG):
         self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
         self.to(cfg.device)
 
-    def begin_episode(self, episode: int) -> None:
-        """Episode `episode`'s n (growing from 1) and learning interval; its first step's policy."""
+    def begin_episode(self, episode: int, scores=()) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval (`scores`: earlier episodes' means), first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, scores) else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
@@ -1164,7 +1176,7 @@ def seed_streams(seed: int) -> dict:
 # has learned at every step since the buffer first held a batch of 32 (steps 6 to 12); the
 # updates have set the sampled priorities from their TD errors; the behaviour policy without
 # noise acts as the actor's mean weights; and the episodes' $n$ and learning interval follow the
-# schedule.
+# schedule, whose fast episodes end early once an earlier episode's mean score reached `fast_until`.
 
 # %% tags=["nbval-check-output"]
 check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0, n_step_ramp=0), state_size, action_size, num_agents)
@@ -1192,6 +1204,11 @@ for episode in (1, 4, 5, 9, 13, 17, fast, fast + 1, 100):
 print("episode: (n, learn every k steps):", schedule)
 assert schedule[1] == (1, 1) and schedule[5] == (2, 1) and schedule[17] == (5, 1)
 assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_every_later)
+until, later = ramp.cfg.fast_until, ramp.cfg.learn_every_later
+for before, k in (([1.0, until - 0.1], 1), ([1.0, until], later), ([until + 0.5, 30.0], later)):
+    ramp.begin_episode(3, before)                     # fast until an earlier episode's mean reached fast_until
+    print(f"episode 3 after mean scores {before}: learns every {ramp.learn_every} steps")
+    assert ramp.learn_every == k
 
 # %% [markdown]
 # ## 7. Training
@@ -1228,7 +1245,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
     run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)
+        agent.begin_episode(episode, run.history["mean"])       # n, and how often to learn, this episode
         scores = np.zeros(num_agents)
         while True:
             actions = agent.act(states)                            # every arm at once, with exploration

@@ -75,6 +75,19 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
     assert config["sb3"]["batch_size"] == 256 and config["source"].startswith("RL-Zoo")
 
 
+def test_a_score_at_fast_until_ends_the_peers_fast_episodes_as_the_agents(tmp_path):
+    """The agent's rule on the peer's own scores: every episode scores at least 0, so with
+    fast_until=0 the fast episodes end after episode 1, and the update count follows."""
+    import dataclasses
+    schedule = dataclasses.replace(peers.smoke(peers.agents_schedule()), fast_until=0.0)
+    summary = peers.run_one("td3", 0, out=str(tmp_path / "res"), work=str(tmp_path / "work"), episodes=4,
+                            episode_steps=peers.SMOKE_STEPS, eval_episodes=1, schedule=schedule,
+                            buffer_size=5_000, log_every=100)
+    assert summary["last_fast_episode"] == 1
+    assert summary["gradient_updates"] == peers.expected_updates(schedule, 4, peers.SMOKE_STEPS, 20, 1)
+    assert summary["gradient_updates"] < peers.expected_updates(schedule, 4, peers.SMOKE_STEPS, 20)   # 2 fast episodes
+
+
 @pytest.mark.parametrize("algo", ["TD3", "SAC"])
 def test_the_exported_policy_is_sb3s_deterministic_prediction(tmp_path, algo):
     from reacher.gym import sb3_vec_env

@@ -53,6 +53,22 @@ def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys)
     assert resumed["diagnostics"] == reference["diagnostics"]
 
 
+def test_a_score_at_fast_until_ends_the_fast_episodes_and_a_resumed_run_keeps_it(tmp_path, capsys):
+    """Every episode scores at least 0, so with fast_until=0 only episode 1 learns every step, and
+    a run resumed in episode 3 (its schedule from the restored scores) repeats the whole run."""
+    whole = run(tmp_path / "whole", 3, fast_until=0.0)
+    updates = [d["updates"] for d in whole["diagnostics"]]
+    later = Config().learn_every_later
+    assert updates[0] > 900 and updates[1:] == [e * 1001 // later - (e - 1) * 1001 // later for e in (2, 3)]   # steps % later == 0
+    with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
+        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), fast_until=0.0)
+    resumed = run(tmp_path / "resumed", 3, resume=True, fast_until=0.0)
+    assert "Resuming after episode 2" in capsys.readouterr().out
+    assert resumed["diagnostics"] == whole["diagnostics"] and resumed["arms"] == whole["arms"]
+    default = run(tmp_path / "default", 2)        # the default fast_until is far above these scores
+    assert default["diagnostics"][1]["updates"] == 1001
+
+
 def test_interrupted_checkpoint_write_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
     """An interruption while a checkpoint is written (here: at the rename that completes it) keeps
     the previous checkpoint whole, and the run resumes from it to the same scores."""
