@@ -38,7 +38,7 @@ scores.csv, arm_scores.csv, config.json, summary.json with the wall time, the ma
 shared it, and a noise-free evaluation of the final policy (deterministic=True, exported as
 runs/peers/<run>/seed<k>/actor.pt2) by `continuous_control.results.evaluate`, on the agent's unseen
 goals. The folder is written whole at the end (renamed from a partial one), and a run whose
-summary exists is skipped. One torch thread per run, `--jobs` runs at a time.
+results hold today's schedule is skipped (`finished`). One torch thread per run, `--jobs` runs at a time.
 """
 from __future__ import annotations
 
@@ -313,6 +313,16 @@ def sb3_settings(model) -> dict:
 
 # --- the set ------------------------------------------------------------------------------------
 
+def finished(out: str, name: str, seed: int) -> bool:
+    """Whether <out>/<run>/seed<k>/ holds a finished run on today's schedule for it: a run on an
+    earlier schedule of the agent is run again (one saved before `fast_until` existed had none)."""
+    folder = os.path.join(out, name, f"seed{seed}")
+    if not os.path.exists(os.path.join(folder, "summary.json")):
+        return False
+    saved = {"fast_until": math.inf, **json.load(open(os.path.join(folder, "config.json")))["schedule"]}
+    return saved == json.loads(json.dumps(asdict(SCHEDULES[PEERS[name][1]]())))
+
+
 def launch(name: str, seed: int, args) -> None:
     """One run in a child process; its output in <work>/<run>-seed<k>.log."""
     os.makedirs(args.work, exist_ok=True)
@@ -345,8 +355,7 @@ def main(argv=None) -> None:
             size = dict(episode_steps=SMOKE_STEPS, eval_episodes=1, buffer_size=20_000, log_every=1,
                         schedule=smoke(SCHEDULES[PEERS[name][1]]()))
         return run_one(name, seed, args.out, args.work, args.episodes, concurrent=args.jobs, **size)
-    todo = [(n, s) for s in args.seeds for n in args.runs
-            if not os.path.exists(os.path.join(args.out, n, f"seed{s}", "summary.json"))]
+    todo = [(n, s) for s in args.seeds for n in args.runs if not finished(args.out, n, s)]
     print(f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
           + ", ".join(f"{n}/seed{s}" for n, s in todo), flush=True)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:

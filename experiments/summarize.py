@@ -86,16 +86,18 @@ def describe_runs(runs: list) -> str:
 
 
 def vintage(runs: list) -> str:
-    """A sentence when some runs were made by earlier code: their configuration lacks fields of today's."""
+    """A sentence when some of the agent's runs (not the peers', whose configuration names an
+    `algorithm`) were made by earlier code: their configuration lacks fields of today's."""
     from dataclasses import asdict
     from continuous_control.agent import Config
     today = set(asdict(Config()))
-    older = [r for r in runs if set(r["config"]) != today]
+    agents = [r for r in runs if "algorithm" not in r["config"]]
+    older = [r for r in agents if set(r["config"]) != today]
     if not older:
         return ""
     missing = sorted(today - set(older[0]["config"]))
-    return (f" {len(older)} of these {len(runs)} runs were made by earlier code (their configuration has no "
-            f"{', '.join(f'`{m}`' for m in missing) or 'field of today'}); `make experiments` runs them again.")
+    return (f" {len(older)} of the agent's {len(agents)} runs here were made by earlier code (their configuration "
+            f"has no {', '.join(f'`{m}`' for m in missing) or 'field of today'}); `make experiments` runs them again.")
 
 
 def ablations_block() -> str:

@@ -39,6 +39,23 @@ def test_the_agents_schedule_makes_as_many_updates_as_the_agent():
     assert peers.expected_updates(zoo, 100, 1001, 20) == 100 * 1001 - 500     # from step 501 on, every step
 
 
+def test_a_run_on_an_earlier_schedule_is_not_finished(tmp_path):
+    """`make peers` skips a run only when its results hold today's schedule: a run of the agent's
+    schedule saved before `fast_until` is run again, one of RL-Zoo's (which has no fast episodes) is not."""
+    from dataclasses import asdict
+    for name, seed in (("td3", 0), ("td3_zoo", 0)):
+        folder = tmp_path / name / f"seed{seed}"
+        folder.mkdir(parents=True)
+        assert not peers.finished(str(tmp_path), name, seed)
+        schedule = asdict(peers.SCHEDULES[peers.PEERS[name][1]]())
+        (folder / "summary.json").write_text("{}")
+        (folder / "config.json").write_text(json.dumps({"schedule": schedule}))
+        assert peers.finished(str(tmp_path), name, seed)
+        del schedule["fast_until"]                              # saved by code without the field
+        (folder / "config.json").write_text(json.dumps({"schedule": schedule}))
+        assert peers.finished(str(tmp_path), name, seed) == (name == "td3_zoo")
+
+
 def test_a_last_chunk_past_the_final_episode_is_counted():
     schedule = peers.Schedule("x", 0, fast_episodes=1, later=8)
     # 10 fast steps, then 10 more collected in chunks of 8: two chunks, the second runs 6 steps over

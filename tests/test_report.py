@@ -348,3 +348,15 @@ def test_diagnostics_text_reports_the_never_replayed_backlog():
     text = report.diagnostics_text(run)
     assert "At episode 40, 20.0% of the stored transitions had never been replayed" in text
     assert "held 60.0% of the sampling probability" in text
+
+
+def test_the_vintage_sentence_counts_the_agents_runs_and_not_the_peers():
+    """Runs of today's Config say nothing; an agent's run saved without a field of today's is named;
+    a peer's run (its configuration names an `algorithm`) is never counted as the agent's."""
+    from experiments.summarize import vintage
+    today = {"config": dataclasses.asdict(Config())}
+    older = {"config": {k: v for k, v in today["config"].items() if k != "fast_until"}}
+    peer = {"config": {"algorithm": "TD3", "seed": 0}}
+    assert vintage([today, peer]) == ""
+    text = vintage([today, older, peer, peer])
+    assert "1 of the agent's 2 runs here were made by earlier code" in text and "`fast_until`" in text
