@@ -76,7 +76,7 @@ class Config:
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
     def __post_init__(self):
         if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
-            raise ValueError(f"Config: exploration={self.exploration!r} is not 'noisynet', 'ou', 'gaussian' or 'none', or noise_per_arm needs 'noisynet'")
+            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}: exploration is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
         torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
@@ -483,10 +483,10 @@ class Behaviour(nn.Module):
 
 
 # --- 6.2 The agent: all of it together ---
-def learns_fast(cfg: Config, episode: int, scores) -> bool:
-    """Whether episode `episode` learns every `learn_every` steps, given `scores`, the mean score
-    of each episode before it: within the first `fast_episodes`, until one of them reached `fast_until`."""
-    return episode <= cfg.fast_episodes and max(scores, default=-np.inf) < cfg.fast_until
+def learns_fast(cfg: Config, episode: int, means) -> bool:
+    """Whether episode `episode` learns every `learn_every` steps, given `means`, the mean score over
+    the arms of each episode before it: within the first `fast_episodes`, until one reached `fast_until`."""
+    return episode <= cfg.fast_episodes and max(means, default=-np.inf) < cfg.fast_until
 
 
 # --- 6.2 The agent: all of it together ---
@@ -508,13 +508,13 @@ class Agent(DDPG):
         self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
         self.to(cfg.device)
 
-    def begin_episode(self, episode: int, scores=()) -> None:
-        """Episode `episode`'s n (growing from 1), learning interval (`scores`: earlier episodes' means), first policy."""
+    def begin_episode(self, episode: int, means=()) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval (`means`: earlier episodes' means), first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, scores) else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:

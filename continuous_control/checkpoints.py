@@ -27,7 +27,7 @@ NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 def code_fingerprint(entry) -> str:
     """SHA-256 of the compiled code that `entry` runs: its bytecode, constants, names and default
     arguments, and recursively those of every class and function of its own module that it names
-    (a base class, a method's callee, a function compiled by numba). Comments, blank lines and
+    (a base class, a method's callee, a function compiled by numba or wrapped by a decorator). Comments, blank lines and
     line numbers do not count; any change to what runs does."""
     digest, seen = hashlib.sha256(), set()
     module = entry.__module__
@@ -56,6 +56,8 @@ def code_fingerprint(entry) -> str:
             digest.update(value.__qualname__.encode())
             add(value.__code__, value.__globals__)
             add(value.__defaults__, scope)
+            if hasattr(value, "__wrapped__"):     # a decorator's wrapper (torch.no_grad): what it wraps
+                add(value.__wrapped__, scope)
         elif isinstance(value, type):
             if id(value) in seen:
                 return

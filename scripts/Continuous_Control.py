@@ -205,7 +205,7 @@ class Config:
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
     def __post_init__(self):
         if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
-            raise ValueError(f"Config: exploration={self.exploration!r} is not 'noisynet', 'ou', 'gaussian' or 'none', or noise_per_arm needs 'noisynet'")
+            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}: exploration is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
         torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 
@@ -1076,16 +1076,17 @@ class Behaviour(nn.Module):
 # every step in its fast episodes and every `learn_every_later` = 8 steps after them, which cuts
 # the later episodes' time to a fraction. The fast episodes are the first `fast_episodes` = 20,
 # or fewer: they end once an episode's mean score over the arms has reached `fast_until` = 37,
-# most of the way to the maximum, when more updates add little. This is a design choice for
-# speed; the report's ablations "learning every step throughout" and "every step for 20
-# episodes, whatever the score" measure what it costs in score. `begin_episode` sets the
-# episode's $n$ (3) and, from the earlier episodes' mean scores, its learning interval.
+# so an agent that learns early stops paying for an update every step early. Both are design
+# choices for speed, and the report's ablations "learning every step throughout" and "learning
+# every step in episodes 1-20, whatever the score" measure what each costs in score.
+# `begin_episode` sets the episode's $n$ (3) and, from the earlier episodes' mean scores, its
+# learning interval.
 
 # %% tags=["export"]
-def learns_fast(cfg: Config, episode: int, scores) -> bool:
-    """Whether episode `episode` learns every `learn_every` steps, given `scores`, the mean score
-    of each episode before it: within the first `fast_episodes`, until one of them reached `fast_until`."""
-    return episode <= cfg.fast_episodes and max(scores, default=-np.inf) < cfg.fast_until
+def learns_fast(cfg: Config, episode: int, means) -> bool:
+    """Whether episode `episode` learns every `learn_every` steps, given `means`, the mean score over
+    the arms of each episode before it: within the first `fast_episodes`, until one reached `fast_until`."""
+    return episode <= cfg.fast_episodes and max(means, default=-np.inf) < cfg.fast_until
 
 
 # %% [markdown]
@@ -1113,13 +1114,13 @@ class Agent(DDPG):
         self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
         self.to(cfg.device)
 
-    def begin_episode(self, episode: int, scores=()) -> None:
-        """Episode `episode`'s n (growing from 1), learning interval (`scores`: earlier episodes' means), first policy."""
+    def begin_episode(self, episode: int, means=()) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval (`means`: earlier episodes' means), first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, scores) else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:

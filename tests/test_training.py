@@ -133,6 +133,14 @@ def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_trai
         assert checkpoints.code_fingerprint(agent.train) != before
     finally:
         agent.tree_find.py_func.__code__ = body
+    forward = agent.Behaviour.forward.__wrapped__       # a method under torch's inference_mode decorator
+    body = forward.__code__
+    forward.__code__ = agent.Normalizer.forward.__code__
+    try:
+        assert checkpoints.code_fingerprint(agent.train) != before
+    finally:
+        forward.__code__ = body
+    assert checkpoints.code_fingerprint(agent.train) == before
 
 
 def test_the_notebooks_run_is_the_experiments_run(tmp_path):
