@@ -17,8 +17,8 @@ Hyperparameters (HYPERPARAMETERS; SB3's defaults for everything not named):
   action noise of std 0.1, with learning rate 1e-3, batch 256, networks [400, 300], train_freq 1 and
   gradient_steps 1, which are also SB3 2.x's TD3 defaults (read back from the model into config.json).
   Checked against the zoo's own hyperparams/python/td3.py (its MuJoCo tasks under seals/:
-  learning_starts 10,000, noise normal 0.1, the rest SB3's defaults); the stored td3.yml predates
-  its MuJoCo section.
+  learning_starts 10,000, noise normal 0.1, the rest SB3's defaults); the copy of td3.yml this
+  project could consult predates the file's MuJoCo section.
 - SAC: RL-Zoo's set for the same tasks (hyperparams/sac.yml, "Mujoco Envs"): SB3's defaults
   (learning rate 3e-4, batch 256, networks [256, 256], automatic entropy with target -dim(A) = -4)
   with learning_starts 10,000.
@@ -129,7 +129,9 @@ def expected_updates(schedule: Schedule, episodes: int, episode_steps: int, arms
                      fast_episodes: int | None = None) -> int:
     """How many updates SB3 makes on this schedule, whose fast episodes were `fast_episodes` (the
     schedule's most, if not given): it collects `train_freq` steps, then trains once if it holds
-    more than learning_starts transitions; a last chunk may run past the final episode."""
+    more than learning_starts transitions; a last chunk may run past the final episode. SB3 counts
+    its chunks of `later` steps from the end of the fast episodes, the agent its steps from the
+    start, so when the fast episodes end early the two can differ by one update."""
     total = episodes * episode_steps
     fast_episodes = schedule.fast_episodes if fast_episodes is None else fast_episodes
     fast = total if fast_episodes is None else min(episodes, fast_episodes) * episode_steps

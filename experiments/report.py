@@ -561,9 +561,9 @@ def future_work(results: dict, cfg: dict) -> str:
         ideas.append(f"**The choice of $n$** against the full agent's $n = {cfg['n_step']}$: "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in steps)
                      + ". $\\lambda$-returns over the stored windows would average over $n$ instead of choosing it.")
-    schedules = [v for v in ("no_ramp", "learn_every_step") if v in verdicts]
+    schedules = [v for v in ("no_ramp", "fixed_fast_phase", "learn_every_step") if v in verdicts]
     if schedules:
-        ideas.append("**The two schedules** (the $n$ ramp and the later learning interval): "
+        ideas.append("**The schedules** (the $n$ ramp, the end of the fast episodes, the later learning interval): "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in schedules)
                      + ". A schedule that no ablation shows to matter is a candidate for removal, one less thing to "
                        "explain.")

@@ -360,3 +360,13 @@ def test_the_vintage_sentence_counts_the_agents_runs_and_not_the_peers():
     assert vintage([today, peer]) == ""
     text = vintage([today, older, peer, peer])
     assert "1 of the agent's 2 runs here were made by earlier code" in text and "`fast_until`" in text
+
+
+def test_the_last_fast_episode_follows_the_agents_rule_on_the_runs_scores():
+    """With `fast_until` in the configuration, the fast episodes end at the first episode whose mean
+    reached it; a run saved before the field existed learned fast for all `fast_episodes`."""
+    mean = np.array([1.0, 10.0, 30.0, 36.9, 37.0, 38.0, 30.0] + [38.0] * 20)
+    run = {"config": {"fast_episodes": 20, "fast_until": 37.0}, "scores": {"mean": mean}}
+    assert report.last_fast_episode(run) == 5
+    assert report.last_fast_episode({"config": {"fast_episodes": 20}, "scores": {"mean": mean}}) == 20
+    assert report.last_fast_episode({"config": {"fast_episodes": 20, "fast_until": 99.0}, "scores": {"mean": mean}}) == 20
