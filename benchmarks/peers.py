@@ -27,9 +27,9 @@ Update schedules (SCHEDULES), the one thing each run name says besides the algor
 - `td3`, `sac`: the agent's (continuous_control.agent.Config): the first update once 5,000
   transitions are stored, one update (batch 256) per step of the 20 arms in the fast episodes, then
   one every 8 steps. The fast episodes are the agent's rule (`learns_fast`) on the peer's own scores:
-  the first 20, or fewer once an episode's mean score reached 37. The callback sets SB3's
-  `train_freq` when they end, and every run checks its count of updates (`model._n_updates`)
-  against the schedule's (`expected_updates`).
+  the first 20 (or fewer, with the agent's `fast_until` set). The callback sets SB3's `train_freq`
+  when they end, and every run checks its count of updates (`model._n_updates`) against the
+  schedule's (`expected_updates`).
 - `td3_zoo`, `sac_zoo`: RL-Zoo's as it stands: one update per step of the 20 arms throughout
   (train_freq 1, gradient_steps 1 count vector steps), the first after 10,000 transitions.
 
@@ -84,7 +84,7 @@ class Schedule:
     learning_starts: int
     fast_episodes: int | None = None
     later: int = 1
-    fast_until: float = math.inf
+    fast_until: float | None = None
 
 
 def agents_schedule() -> Schedule:
@@ -95,8 +95,9 @@ def agents_schedule() -> Schedule:
     cfg = Config()
     if cfg.learn_every != 1 or getattr(cfg, "updates_per_learn", 1) != 1:
         raise ValueError("the peers' schedule assumes the agent learns every step in its fast episodes")
-    return Schedule(f"the agent's: every step for up to {cfg.fast_episodes} episodes (until an episode's mean reaches "
-                    f"{cfg.fast_until:g}), then every {cfg.learn_every_later}",
+    until = "" if cfg.fast_until is None else f" (until an episode's mean reaches {cfg.fast_until:g})"
+    return Schedule(f"the agent's: every step for {'up to ' * bool(until)}{cfg.fast_episodes} episodes{until}, "
+                    f"then every {cfg.learn_every_later}",
                     cfg.warmup - 1, cfg.fast_episodes, cfg.learn_every_later, cfg.fast_until)
 
 
@@ -108,7 +109,7 @@ LABELS = {"td3": "SB3 TD3, the agent's update schedule", "sac": "SB3 SAC, the ag
 # `make peers`: the agent's schedule only. Measured on this 2-core machine, one torch thread, two
 # runs at a time: an update costs about 30 ms (TD3's [400, 300] and SAC's [256, 256] networks on a
 # batch of 256; the agent's 128 x 128 about a tenth of it), a step without one 2-3 ms. So a run on the
-# agent's schedule (at most 29,781 updates) takes about 20 minutes and the set of 6 about an hour, while one
+# agent's schedule (29,781 updates) takes about 20 minutes and the set of 6 about an hour, while one
 # on RL-Zoo's (99,600 updates) takes about 55: its 6 runs would add almost three hours. They are
 # left out of the default set; `--runs td3_zoo sac_zoo` runs them.
 DEFAULT_SET = ("td3", "sac")
@@ -316,12 +317,12 @@ def sb3_settings(model) -> dict:
 # --- the set ------------------------------------------------------------------------------------
 
 def finished(out: str, name: str, seed: int) -> bool:
-    """Whether <out>/<run>/seed<k>/ holds a finished run on today's schedule for it: a run on an
-    earlier schedule of the agent is run again (one saved before `fast_until` existed had none)."""
+    """Whether <out>/<run>/seed<k>/ holds a finished run on today's schedule for it: a run on
+    another schedule of the agent is run again (one saved before `fast_until` existed had none)."""
     folder = os.path.join(out, name, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    saved = {"fast_until": math.inf, **json.load(open(os.path.join(folder, "config.json")))["schedule"]}
+    saved = {"fast_until": None, **json.load(open(os.path.join(folder, "config.json")))["schedule"]}
     return saved == json.loads(json.dumps(asdict(SCHEDULES[PEERS[name][1]]())))
 
 

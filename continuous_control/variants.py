@@ -14,7 +14,7 @@ VARIANTS = {
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
     "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"priority_window": 0}),
-    "fixed_fast_phase": ("learning every step in episodes 1-20, whatever the score", {"fast_until": float("inf")}),
+    "early_fast_end": ("fast episodes end at a mean of 37", {"fast_until": 37.0}),
     "learn_every_step": ("learning every step throughout", {"learn_every_later": 1}),
     "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 }

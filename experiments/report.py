@@ -190,13 +190,12 @@ def levels_text(run: dict) -> str:
 
 def last_fast_episode(run: dict) -> int:
     """The run's last episode that learned every step: the agent's own rule (`learns_fast`) on the
-    run's configuration and scores. A run made before `fast_until` existed learned fast for all
-    `fast_episodes`."""
+    run's configuration and scores (a run without `fast_until` learned fast for all `fast_episodes`)."""
     from types import SimpleNamespace
 
     from continuous_control.agent import learns_fast
     cfg = SimpleNamespace(fast_episodes=run["config"].get("fast_episodes", 20),
-                          fast_until=run["config"].get("fast_until", float("inf")))
+                          fast_until=run["config"].get("fast_until"))
     mean = run.get("scores", {}).get("mean", ())
     return next((e - 1 for e in range(1, cfg.fast_episodes + 1) if not learns_fast(cfg, e, mean[:e - 1])), cfg.fast_episodes)
 
@@ -561,7 +560,7 @@ def future_work(results: dict, cfg: dict) -> str:
         ideas.append(f"**The choice of $n$** against the full agent's $n = {cfg['n_step']}$: "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in steps)
                      + ". $\\lambda$-returns over the stored windows would average over $n$ instead of choosing it.")
-    schedules = [v for v in ("no_ramp", "fixed_fast_phase", "learn_every_step") if v in verdicts]
+    schedules = [v for v in ("no_ramp", "early_fast_end", "learn_every_step") if v in verdicts]
     if schedules:
         ideas.append("**The schedules** (the $n$ ramp, the end of the fast episodes, the later learning interval): "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in schedules)

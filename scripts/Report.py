@@ -68,9 +68,9 @@ cfg, full = solving["config"], results["full"]
 # each target lags its network by about that many updates. The actor follows the critic's action
 # gradient, minimising $-Q_\phi(s, \mu_\theta(s))$. All 20 arms act with the same actor and feed
 # one shared buffer. The agent makes one update on a batch after every environment step (20
-# transitions) in its fast episodes and after every few steps later: the fast episodes are the
-# first `fast_episodes`, or fewer once an episode's mean score has reached `fast_until`
-# (`learn_every_later` in the table below), and $n$ grows from 1 over the first episodes
+# transitions) in its first episodes and after every few steps later (`fast_episodes`,
+# `learn_every_later` in the table below; the ablation with `fast_until` ends the first ones
+# at a score instead), and $n$ grows from 1 over the first episodes
 # (`n_step_ramp`); both schedules are explained in the training notebook (sections 3 and 6.2),
 # and section 5 measures each with an ablation that removes it.
 #
@@ -175,7 +175,7 @@ show(report.diagnostics_text(solving))
 # `python -m experiments.run --variant full all_time_max_priority --episodes 100 --no-stop
 # --results results/priority`), compared by the claims rule of section 5.1. The entry rule is
 # not the whole story: section 2's last sentence counts the transitions never replayed since
-# they were stored, and after the fast episodes, when the agent stores 20 transitions a step and
+# they were stored, and after episode 20, when the agent stores 20 transitions a step and
 # draws 32, they hold most of the sampling probability under either rule. That is set by the
 # replay ratio (the ablation "learning every step throughout"), not by the entry priority.
 

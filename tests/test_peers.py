@@ -39,9 +39,9 @@ def test_the_agents_schedule_makes_as_many_updates_as_the_agent():
     assert peers.expected_updates(zoo, 100, 1001, 20) == 100 * 1001 - 500     # from step 501 on, every step
 
 
-def test_a_run_on_an_earlier_schedule_is_not_finished(tmp_path):
-    """`make peers` skips a run only when its results hold today's schedule: a run of the agent's
-    schedule saved before `fast_until` is run again, one of RL-Zoo's (which has no fast episodes) is not."""
+def test_a_run_on_another_schedule_is_not_finished(tmp_path):
+    """`make peers` skips a run only when its results hold today's schedule: one saved before
+    `fast_until` existed (the same schedule) is finished, one whose fast episodes ended at a score is not."""
     from dataclasses import asdict
     for name, seed in (("td3", 0), ("td3_zoo", 0)):
         folder = tmp_path / name / f"seed{seed}"
@@ -53,7 +53,9 @@ def test_a_run_on_an_earlier_schedule_is_not_finished(tmp_path):
         assert peers.finished(str(tmp_path), name, seed)
         del schedule["fast_until"]                              # saved by code without the field
         (folder / "config.json").write_text(json.dumps({"schedule": schedule}))
-        assert peers.finished(str(tmp_path), name, seed) == (name == "td3_zoo")
+        assert peers.finished(str(tmp_path), name, seed)
+        (folder / "config.json").write_text(json.dumps({"schedule": {**schedule, "fast_until": 37.0}}))
+        assert not peers.finished(str(tmp_path), name, seed)
 
 
 def test_a_last_chunk_past_the_final_episode_is_counted():
