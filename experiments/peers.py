@@ -55,13 +55,19 @@ def all_solved(results: dict, name: str) -> bool:
                if run["summary"]["seed"] in seeds)
 
 
+def paired(results: dict, name: str) -> bool:
+    """Whether the peer has a seed in common with the full agent's runs (a comparison needs one)."""
+    seeds = {run["summary"]["seed"] for run in results["full"]}
+    return any(run["summary"]["seed"] in seeds for run in results[name])
+
+
 def comparisons(results: dict) -> dict:
     """{peer: [claims.Comparison for each of claims.METRICS, then minutes to solve]} against the
     full agent. Minutes are compared only where every paired run solved: a run that never solves
     is not faster for stopping at episode 100."""
     return {name: [claims.compare(results, name, m)
                    for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) else []))]
-            for name in _checked(results) if name != "full"}
+            for name in _checked(results) if name != "full" and paired(results, name)}
 
 
 def better(c) -> bool | None:
@@ -95,7 +101,8 @@ def row(name: str, runs: list, verdicts: dict) -> list:
             ", ".join(str(f) if f else "never" for f in get("first_30")),
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f})",
             ", ".join(str(s) if s else f"not by {WINDOW}" for s in solved),
-            minutes(runs, get("minutes")), evaluation, verdicts.get(name, "(the reference)")]
+            minutes(runs, get("minutes")), evaluation,
+            verdicts.get(name, "(the reference)" if name == "full" else "(no seed in common with the agent's runs)")]
 
 
 def minutes(runs: list, values: list) -> str:

@@ -1206,9 +1206,9 @@ print("episode: (n, learn every k steps):", schedule)
 assert schedule[1] == (1, 1) and schedule[5] == (2, 1) and schedule[17] == (5, 1)
 assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_every_later)
 early = Config(fast_until=37.0)                       # the ablation: fast until an episode's mean reached 37
-for before, fast in (([1.0, 36.9], True), ([1.0, 37.0], False), ([37.5, 30.0], False)):
+for before, expected in (([1.0, 36.9], True), ([1.0, 37.0], False), ([37.5, 30.0], False)):
     print(f"fast_until=37, episode 3 after mean scores {before}: learns every step: {learns_fast(early, 3, before)}")
-    assert learns_fast(early, 3, before) == fast
+    assert learns_fast(early, 3, before) == expected
 assert learns_fast(Config(), 3, [39.0]) and not learns_fast(Config(), fast + 1, [])    # the default: episodes 1-20
 
 # %% [markdown]

@@ -217,3 +217,11 @@ def test_figure_draws_every_agent_and_is_written(tmp_path):
     assert [label.split(" (seed")[0] for label in labels[:3]] == [side.LABELS[n] for n in results]
     np.testing.assert_allclose(fig.axes[0].get_lines()[1].get_ydata(), ramp(21))
     assert path.stat().st_size > 10_000
+
+
+def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
+    results = fake_set(tmp_path / "a", {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(1, 2))
+    results["sac"] = fake_set(tmp_path / "b", {"sac": [35]}, seeds=(0,))["sac"]
+    rows = rows_of(side.peers_table(results))
+    assert rows[2][-1] == "(no seed in common with the agent's runs)" and "clearly worse" in rows[1][-1]
+    assert "SB3 SAC" not in side.peers_text(results).split("\n\n")[1]
