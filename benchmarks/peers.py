@@ -323,7 +323,13 @@ def finished(out: str, name: str, seed: int) -> bool:
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     saved = {"fast_until": None, **json.load(open(os.path.join(folder, "config.json")))["schedule"]}
-    return saved == json.loads(json.dumps(asdict(SCHEDULES[PEERS[name][1]]())))
+    return saved == json.loads(json.dumps(asdict(schedule_of(name))))
+
+
+def schedule_of(name: str) -> Schedule:
+    """The schedule a run of `name` trains on: its algorithm's, shrunk at SMOKE size."""
+    schedule = SCHEDULES[PEERS[name][1]]()
+    return smoke(schedule) if SMOKE else schedule
 
 
 def launch(name: str, seed: int, args) -> None:
@@ -356,7 +362,7 @@ def main(argv=None) -> None:
         size = {}
         if SMOKE:
             size = dict(episode_steps=SMOKE_STEPS, eval_episodes=1, buffer_size=20_000, log_every=1,
-                        schedule=smoke(SCHEDULES[PEERS[name][1]]()))
+                        schedule=schedule_of(name))
         return run_one(name, seed, args.out, args.work, args.episodes, concurrent=args.jobs, **size)
     todo = [(n, s) for s in args.seeds for n in args.runs if not finished(args.out, n, s)]
     print(f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
