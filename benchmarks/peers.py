@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, evaluate, first_episode_at, machine
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, evaluate, first_episode_at, machine
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -286,7 +286,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     summary.update(
         environment=f"built-in replica through reacher.gym.ReacherVectorEnv ({arms} arms, one world, "
                     f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
-        machine=machine(), seed=seed, variant=name, concurrent_runs=concurrent,
+        machine=machine(), commit=code_version(), seed=seed, variant=name, concurrent_runs=concurrent,
         eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
         algorithm=algo, gradient_updates=int(model._n_updates), gradient_updates_expected=expected,
         last_fast_episode=callback.fast_end,
@@ -338,11 +338,14 @@ def launch(name: str, seed: int, args) -> None:
     log = os.path.join(args.work, f"{name}-seed{seed}.log")
     cmd = [sys.executable, "-m", "benchmarks.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
            "--jobs", str(args.jobs), "--out", args.out, "--work", args.work]
-    print(f"started {name} seed {seed} (log: {log})", flush=True)
+    # One write per line: two runs' threads print at once.
+    sys.stdout.write(f"started {name} seed {seed} (log: {log})\n")
+    sys.stdout.flush()
     with open(log, "a") as f:
         code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
     tail = open(log).read().strip().splitlines()[-1:]
-    print(f"finished {name} seed {seed} (exit {code}): {tail[0] if tail else ''}", flush=True)
+    sys.stdout.write(f"finished {name} seed {seed} (exit {code}): {tail[0] if tail else ''}\n")
+    sys.stdout.flush()
 
 
 def main(argv=None) -> None:

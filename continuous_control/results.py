@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import platform
+import subprocess
 from dataclasses import asdict
 
 import numpy as np
@@ -38,6 +39,24 @@ def first_episode_at(means, level: float = TARGET_SCORE):
 
 def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
+
+
+# What can change a result: the code and the pins. Results, checkpoints, figures and logs cannot.
+CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools", "scripts",
+              "Continuous_Control.ipynb", "pyproject.toml", "requirements.txt")
+
+
+def code_version(root: str = ROOT) -> str:
+    """The commit a run's code came from, e.g. "ee0009b", with "+changes" when tracked code differs
+    from it, or "unknown" outside a git checkout (a downloaded copy, or no git installed)."""
+    def git(*args):
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True).stdout.strip()
+    try:
+        commit = git("rev-parse", "--short=7", "HEAD")
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    return commit + ("+changes" if changed else "")
 
 
 def export_policy(agent, path: str, state_size: int) -> None:
@@ -82,7 +101,7 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
                "wall_seconds": history["wall"][-1],
                "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
                "environment": getattr(env, "description", "Unity build"),
-               "machine": machine(), "seed": agent.cfg.seed}
+               "machine": machine(), "commit": code_version(), "seed": agent.cfg.seed}
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return summary

@@ -82,7 +82,18 @@ def describe_runs(runs: list) -> str:
     machine = sorted({r["summary"].get("machine", "?") for r in runs})
     shared = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
     together = " and ".join(f"{k} run{'s' if k > 1 else ''} at a time" for k in shared)
-    return f"Environment: {'; '.join(env)}. Machine: {'; '.join(machine)}; {together}." + vintage(runs)
+    return (f"Environment: {'; '.join(env)}. Machine: {'; '.join(machine)}; {together}. {provenance(runs)}"
+            + vintage(runs))
+
+
+def provenance(runs: list) -> str:
+    """The commits whose code made the runs (summary.json's `commit`), most runs first."""
+    from collections import Counter
+
+    def part(commit, n):
+        count = f"{n} run{'s' if n > 1 else ''}"
+        return f"commit `{commit}` ({count})" if commit else f"{count} made before runs recorded their commit"
+    return "Code: " + "; ".join(part(c, n) for c, n in Counter(r["summary"].get("commit") for r in runs).most_common()) + "."
 
 
 def vintage(runs: list) -> str:

@@ -362,6 +362,15 @@ def test_the_vintage_sentence_counts_the_agents_runs_and_not_the_peers():
     assert "1 of the agent's 2 runs here were made by earlier code" in text and "`fast_until`" in text
 
 
+def test_the_runs_name_the_commit_of_their_code():
+    """Each set of runs names the commits that made it, counted; runs saved before summaries
+    recorded a commit are counted as such, not given one."""
+    from experiments.summarize import provenance
+    runs = [{"summary": {"commit": "abc1234"}}] * 3 + [{"summary": {"commit": "def5678+changes"}}, {"summary": {}}]
+    assert provenance(runs) == ("Code: commit `abc1234` (3 runs); commit `def5678+changes` (1 run); "
+                                "1 run made before runs recorded their commit.")
+
+
 def test_the_last_fast_episode_follows_the_agents_rule_on_the_runs_scores():
     """With `fast_until` in the configuration, the fast episodes end at the first episode whose mean
     reached it; a run saved before the field existed learned fast for all `fast_episodes`."""

@@ -250,3 +250,23 @@ def test_a_finished_run_of_another_configuration_is_run_again(tmp_path):
     del config["priority_window"]                                       # made by code without the field
     (folder / "config.json").write_text(json.dumps(config))
     assert not finished(str(tmp_path), "full", 0)
+
+
+def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
+    """The commit of a clean checkout; "+changes" once tracked code differs from it, but not when only
+    results change; "unknown" outside a git checkout."""
+    from continuous_control.results import code_version
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True).stdout
+    assert code_version(str(tmp_path)) == "unknown"
+    git("init", "-q")
+    for path in ("reacher/physics.py", "results/full/seed0/scores.csv"):
+        (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / path).write_text("1\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "x")
+    commit = git("rev-parse", "--short=7", "HEAD").strip()
+    assert code_version(str(tmp_path)) == commit
+    (tmp_path / "results/full/seed0/scores.csv").write_text("2\n")
+    assert code_version(str(tmp_path)) == commit
+    (tmp_path / "reacher/physics.py").write_text("2\n")
+    assert code_version(str(tmp_path)) == commit + "+changes"
