@@ -5,12 +5,18 @@
     c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (higher in 0 of 3 seeds, ...)"
 
 **The rule.** A variant is compared with the full agent seed by seed (seed k against seed k; the
-ablations have seeds 0-2). It is called higher (or lower, sooner, later) only when it is on the
-same side in **every** pair **and** the two ranges over the seeds do not overlap; otherwise
-"no clear difference", with the count of pairs on each side. Three seeds can show only large
-effects: a difference inside the seed-to-seed spread is reported as no clear difference, never as
-"no effect".
+ablations have seeds 0-2). With fewer than MIN_SEEDS pairs there is no verdict. Otherwise it is
+called higher (or lower, sooner, later) only when the two ranges over the seeds do not overlap
+(then it is on the same side in every pair too); otherwise "no clear difference", with the count
+of pairs on each side. A difference inside the seed-to-seed spread is reported as no clear
+difference, never as "no effect".
+
+**What a verdict is worth.** With no effect at all, 3 runs against 3 fall into ranges apart by
+chance with probability 2 / C(6, 3) = 0.1 (`chance_apart`). Over the report's many comparisons
+a few such verdicts are expected by chance alone (`expected_by_chance`, stated where they are
+listed): one verdict is a lead to re-run with more seeds, not a finding.
 """
+from math import comb
 from dataclasses import dataclass
 
 import numpy as np
@@ -18,6 +24,7 @@ import numpy as np
 from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at
 
 EPISODES = WINDOW       # every variant is compared over its first 100 episodes
+MIN_SEEDS = 3           # fewer paired seeds give no verdict: with 1 or 2, chance alone sets them apart too often
 NEVER = EPISODES + 1    # "first episode at 30" of a run that never reached 30, for ordering only
 
 
@@ -87,12 +94,15 @@ class Comparison:
     above: int           # pairs where the variant's value is larger
     below: int           # pairs where it is smaller
     apart: bool          # the two ranges do not overlap
-    verdict: str         # "higher", "lower", "sooner", "later" or "no clear difference"
+    verdict: str         # "higher", "lower", "sooner", "later", "no clear difference" or TOO_FEW
 
     @property
     def text(self) -> str:
         name, _ = METRICS[self.metric]
         n = len(self.seeds)
+        if self.verdict == TOO_FEW:
+            return (f"{name}: {TOO_FEW} ({span(self.metric, self.variant_values, 2)} against "
+                    f"{span(self.metric, self.full_values, 2)} on {n} seed{'s' if n > 1 else ''}; the rule needs {MIN_SEEDS})")
         if self.metric == "first_30":
             counts = f"sooner in {self.below} of {n} seeds, later in {self.above}"
         else:
@@ -101,6 +111,29 @@ class Comparison:
         ranges = (f"{span(self.metric, self.variant_values, 2)} against {span(self.metric, self.full_values, 2)}, "
                   f"ranges {'apart' if self.apart else 'overlapping'}")
         return f"{name}: **{self.verdict}** ({counts}; {ranges})"
+
+
+TOO_FEW = "no verdict, too few seeds"
+
+
+def chance_apart(n: int, m: int) -> float:
+    """The chance that n runs and m runs of equal worth (exchangeable) fall into ranges that do not
+    overlap, one above the other either way: 2 orderings out of C(n + m, n)."""
+    return 2 / comb(n + m, n)
+
+
+def expected_by_chance(comparisons: list) -> float:
+    """How many of these verdicts chance alone would give if no variant changed anything."""
+    return sum(chance_apart(len(c.seeds), len(c.seeds)) for c in comparisons if c.verdict != TOO_FEW)
+
+
+def chance_sentence(comparisons: dict) -> str:
+    """How many verdicts a set of comparisons ({name: [Comparison]}) gave, against how many chance
+    alone would give if nothing made a difference."""
+    judged = [c for cs in comparisons.values() for c in cs if c.verdict != TOO_FEW]
+    called = sum(c.verdict != "no clear difference" for c in judged)
+    return (f"{called} of these {len(judged)} comparisons gave a verdict; if no change made any difference, "
+            f"chance alone would give about {expected_by_chance(judged):.1f} (`claims.chance_apart`).")
 
 
 def value(stats: dict, metric: str) -> float:
@@ -121,7 +154,9 @@ def compare(results: dict, variant: str, metric: str, baseline: str = "full") ->
     below = sum(x < y for x, y in zip(a, b))
     apart = min(a) > max(b) or max(a) < min(b)
     verdict = "no clear difference"
-    if apart and above == len(seeds):
+    if len(seeds) < MIN_SEEDS:
+        verdict = TOO_FEW
+    elif apart and above == len(seeds):
         verdict = "later" if metric == "first_30" else "higher"
     elif apart and below == len(seeds):
         verdict = "sooner" if metric == "first_30" else "lower"
@@ -130,7 +165,7 @@ def compare(results: dict, variant: str, metric: str, baseline: str = "full") ->
 
 def better(c: Comparison) -> bool | None:
     """True if the variant is clearly better than the baseline, False if clearly worse, None if neither."""
-    if c.verdict == "no clear difference":
+    if c.verdict in ("no clear difference", TOO_FEW):
         return None
     return (c.verdict in ("higher", "later")) == (METRICS[c.metric][1] > 0)
 

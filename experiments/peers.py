@@ -74,7 +74,7 @@ def better(c) -> bool | None:
     """claims.better, with minutes (fewer is better) added."""
     if c.metric != MINUTES[0]:
         return claims.better(c)
-    return None if c.verdict == "no clear difference" else c.verdict == "lower"
+    return None if c.verdict in ("no clear difference", claims.TOO_FEW) else c.verdict == "lower"
 
 
 def name_of(metric: str) -> str:
@@ -83,6 +83,9 @@ def name_of(metric: str) -> str:
 
 def verdict(cs: list) -> str:
     """A peer's comparisons in a phrase: where it is clearly better or worse than the full agent."""
+    if all(c.verdict == claims.TOO_FEW for c in cs):
+        n = len(cs[0].seeds)
+        return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with the agent, the rule needs {claims.MIN_SEEDS}"
     worse = [name_of(c.metric) for c in cs if better(c) is False]
     good = [name_of(c.metric) for c in cs if better(c) is True]
     parts = (["clearly worse than the agent on " + ", ".join(worse)] if worse else []) + (

@@ -288,7 +288,6 @@ def seeds_text(runs: list) -> str:
     stats = [run_stats(run) for run in runs]
     pick = lambda key: [st[key] for st in stats if st[key] is not None] or [None]
     solved = [r["summary"]["solved_at"] for r in runs]
-    shared = max(r["summary"].get("concurrent_runs", 1) for r in runs)
     text = (f"{sum(x is not None for x in solved)} of {len(runs)} seeds solved, at episode "
             f"{span('first_30', [x for x in solved if x] or [None])}")
     if min(x or 10**6 for x in solved) == WINDOW:
@@ -299,8 +298,18 @@ def seeds_text(runs: list) -> str:
     if pick("eval") != [None]:
         text += (f" Without noise the exported policies score {span('eval', pick('eval'))}, their worst arms "
                  f"{span('eval', pick('eval_worst_arm'))}.")
-    return text + (f" A run took {span('eval', pick('minutes'))} minutes to solve"
-                   + (", sharing the machine's two cores with one other run." if shared == 2 else "."))
+    return text + f" {minutes_by_sharing(runs)}"
+
+
+def minutes_by_sharing(runs: list) -> str:
+    """Minutes to solve, a range for each number of runs that shared the machine (not comparable across)."""
+    groups = {}
+    for run in runs:
+        groups.setdefault(run["summary"].get("concurrent_runs", 1), []).append(run)
+    parts = [f"{span('eval', [run_stats(r)['minutes'] for r in rs])} minutes "
+             f"{'alone' if k == 1 else f'{k} runs at a time'} (seed{'s' if len(rs) > 1 else ''} "
+             f"{', '.join(str(r['summary']['seed']) for r in rs)})" for k, rs in sorted(groups.items())]
+    return "A run took " + " and ".join(parts) + "."
 
 
 def seeds_figure(runs: list):
@@ -379,7 +388,13 @@ def ablation_row(variant: str, runs: list) -> list:
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f}, "
             f"{max(get('best_arm_1_100')):.1f})",
             span("mean_91_100", get("mean_91_100")), f"{sum(get('solved_by_100'))} of {len(stats)}",
-            evaluation, span("eval", get("minutes"))]
+            evaluation, span("eval", get("minutes")) + f" ({sharing(runs)})"]
+
+
+def sharing(runs: list) -> str:
+    """How many runs shared the machine with these: "alone", "2 at a time", or both."""
+    counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
+    return " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
 
 
 def ablation_table(results: dict) -> str:
@@ -388,7 +403,8 @@ def ablation_table(results: dict) -> str:
         return "(no ablation results yet: `make experiments`)"
     return markdown_table(["variant", "seeds", "first episode at 30, per seed",
                            "mean of episodes 1-100 (worst arm, best arm)", "mean of episodes 91-100",
-                           "solved by episode 100", "noise-free evaluation (worst arm, best arm)", "minutes"],
+                           "solved by episode 100", "noise-free evaluation (worst arm, best arm)",
+                           "minutes (runs sharing the machine; compare only like with like)"],
                           [ablation_row(v, runs) for v, runs in paired(results).items()])
 
 
@@ -399,11 +415,13 @@ def ablation_figure(results: dict):
 
 def comparison_lines(results: dict) -> str:
     """Each variant's verdict against the full agent, then every metric's comparison, by claims' rule."""
-    lines = []
-    for variant, cs in all_comparisons(paired(results)).items():
+    lines, comparisons = [], all_comparisons(paired(results))
+    for variant, cs in comparisons.items():
         lines.append(f"* **{LABELS[variant]}** ({change(variant)}): {claims.summary_line(cs)}.")
         lines += [f"    * {c.text}" for c in cs]
-    return "\n".join(lines) or "(no ablation results yet: `make experiments`)"
+    if not lines:
+        return "(no ablation results yet: `make experiments`)"
+    return claims.chance_sentence(comparisons) + "\n\n" + "\n".join(lines)
 
 
 def mean_over_seeds(results: dict, variant: str) -> float:

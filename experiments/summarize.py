@@ -19,7 +19,7 @@ import numpy as np
 
 from continuous_control.results import ROOT, evaluate, load_results, load_run, load_variant
 from continuous_control.variants import LABELS
-from experiments.claims import all_comparisons, run_stats, summary_line
+from experiments.claims import all_comparisons, chance_sentence, run_stats, summary_line
 from experiments.tables import markdown_table
 
 README = os.path.join(ROOT, "README.md")
@@ -40,19 +40,29 @@ def run_block(run_dir: str = "checkpoints") -> str:
               "its mean over those episodes. " + repeated_by(run))
 
 
-def repeated_by(run: dict) -> str:
-    """Which runs in results/ (any depth) have this run's configuration and repeat its scores episode
-    for episode, over the episodes both ran: a sentence."""
-    seed, same = run["config"]["seed"], []
-    for folder in sorted(glob.glob(os.path.join(ROOT, "results", "**", f"seed{seed}"), recursive=True)):
+def repeated_by(run: dict, root: str = ROOT) -> str:
+    """Which independent runs in results/ (any depth) have this run's configuration and repeat its
+    scores episode for episode, over the episodes both ran: a sentence. A copy of this run
+    (`experiments.run --import-notebook`, its summary names its `source`) repeats nothing."""
+    seed, same, copies = run["config"]["seed"], [], []
+    for folder in sorted(glob.glob(os.path.join(root, "results", "**", f"seed{seed}"), recursive=True)):
         other = os.path.join(folder, "config.json")
-        if os.path.exists(other) and json.load(open(other)) == run["config"]:
-            theirs = load_run(folder)["scores"]["mean"]
-            n = min(len(theirs), len(run["scores"]["mean"]))
-            if np.allclose(theirs[:n], run["scores"]["mean"][:n], atol=1e-4):
-                same.append(f"`{os.path.relpath(folder, ROOT)}/` ({n} episodes)")
-    return (f"Episode for episode, this run is the same as {', '.join(same)}: only the minutes differ." if same else
-            f"No run in `results/` has this run's configuration: the tables below come from runs of other code.")
+        if not os.path.exists(other) or json.load(open(other)) != run["config"]:
+            continue
+        theirs = load_run(folder)
+        name = f"`{os.path.relpath(folder, root)}/`"
+        if "source" in theirs["summary"]:
+            copies.append(name)
+            continue
+        n = min(len(theirs["scores"]["mean"]), len(run["scores"]["mean"]))
+        if np.allclose(theirs["scores"]["mean"][:n], run["scores"]["mean"][:n], atol=1e-4):
+            same.append(f"{name} ({n} episodes)")
+    copied = (f"{', '.join(copies)} is this run, copied there as the seeds table's seed {seed}. " if copies else "")
+    check = ("A test (`tests/test_training.py`) checks at small size that the notebook's `train` and "
+             "`experiments/run.py` give the same scores episode for episode.")
+    if same:
+        return copied + f"Episode for episode, this run is the same as {', '.join(same)}: only the minutes differ."
+    return copied + check
 
 
 def score_row(run: dict) -> list:
@@ -118,7 +128,7 @@ def ablations_block() -> str:
     if not comparisons:
         return "(no ablations yet: `make experiments`)"
     rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
-    return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
+    return (f"{describe_runs([r for runs in results.values() for r in runs])} {chance_sentence(comparisons)}\n\n"
             + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
 
 

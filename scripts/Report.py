@@ -249,11 +249,14 @@ plt.show()
 #
 # Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
 # from the saved scores. A variant is compared with the full agent **seed by seed**, on the
-# variant's seeds, and called higher, lower, sooner or later only when it is on that side **in
-# every pair and the two ranges over the seeds do not overlap**; anything else is "no clear
-# difference", with the count of pairs on each side. With a handful of seeds that rule sees only
-# large effects: "no clear difference" means the effect, if any, is smaller than the
-# seed-to-seed spread, not that there is none.
+# variant's seeds, and called higher, lower, sooner or later only when **the two ranges over the
+# seeds do not overlap** (it is then on that side in every pair); anything else is "no clear
+# difference", with the count of pairs on each side, and fewer than three paired seeds get no
+# verdict. "No clear difference" means the effect, if any, is smaller than the seed-to-seed
+# spread, not that there is none. A verdict is a lead, not a proof: if a variant changed nothing,
+# its 3 seeds and the full agent's 3 would still fall into ranges apart with probability
+# 2 / C(6, 3) = 0.1, so across many comparisons a few verdicts come from chance alone. The first
+# line below counts them.
 
 # %%
 show(report.comparison_lines(results))

@@ -70,6 +70,22 @@ def test_ranges_apart_but_not_every_pair_cannot_happen_and_mixed_pairs_are_no_cl
     assert (c.above, c.below) == (2, 1) and c.verdict == "no clear difference"
 
 
+def test_fewer_than_three_seeds_get_no_verdict_however_far_apart(tmp_path):
+    c = claims.compare(results_from(tmp_path, [20, 21], [38, 39]), "v", "mean_91_100")
+    assert c.apart and c.above == 2 and c.verdict == claims.TOO_FEW and claims.better(c) is None
+    assert "38.00 to 39.00 against 20.00 to 21.00 on 2 seeds; the rule needs 3" in c.text
+
+
+def test_the_chance_of_a_verdict_with_no_effect_is_counted_over_every_split():
+    """Every way of splitting 6 equal-worth runs into two sets of 3: the share whose ranges are
+    apart is chance_apart(3, 3), and claims.compare gives a verdict on exactly that share."""
+    from itertools import combinations
+    values = range(6)
+    apart = [set(a) in ({0, 1, 2}, {3, 4, 5}) for a in combinations(values, 3)]
+    assert claims.chance_apart(3, 3) == pytest.approx(sum(apart) / len(apart)) == pytest.approx(0.1)
+    assert claims.chance_apart(5, 5) == pytest.approx(2 / 252)
+
+
 def test_first_episode_at_30_sooner_and_never(tmp_path):
     # Reaching the level at episode 10 against 40: each run crosses 30 when level * t / reach >= 30.
     fast = {"full": [fake_run(tmp_path / "f" / str(k), k, ramp(36, reach=40)) for k in range(3)],
@@ -131,6 +147,7 @@ def test_each_comparison_matches_the_saved_scores_and_the_rule():
         pairs_down = all(a < b for a, b in zip(ours, theirs))
         apart = min(ours) > max(theirs) or max(ours) < min(theirs)
         expected = "higher" if pairs_up and apart else "lower" if pairs_down and apart else "no clear difference"
+        expected = expected if len(seeds) >= 3 else claims.TOO_FEW
         assert c.verdict == expected, (variant, ours, theirs)
 
 

@@ -184,6 +184,14 @@ def test_seeds_table_and_text(tmp_path):
     text = report.seeds_text(runs)
     assert text.startswith("3 of 3 seeds solved, at episode 100 (100 is the earliest")
     assert f"first reached 30 at episode {first_episode_at(ramp(38))} to {first_episode_at(ramp(34))}" in text
+    assert text.endswith("A run took 2.0 minutes alone (seeds 0, 1, 2).")
+
+
+def test_minutes_are_stated_apart_for_runs_alone_and_runs_that_shared_the_machine(tmp_path):
+    runs = [fake_run(tmp_path / f"s{k}", k, ramp(36), solved_at=100, wall_seconds_to_solve=60.0 * m, concurrent_runs=c)
+            for k, (m, c) in enumerate([(6, 1), (7, 1), (9, 2)])]
+    assert report.minutes_by_sharing(runs) == ("A run took 6.0 to 7.0 minutes alone (seeds 0, 1) and "
+                                               "9.0 minutes 2 runs at a time (seed 2).")
 
 
 # --- 5. ablations ----------------------------------------------------------------------------
@@ -216,7 +224,11 @@ def test_comparison_lines_state_each_comparison(tmp_path):
     for variant, cs in claims.all_comparisons(results).items():
         assert f"* **{LABELS[variant]}** ({report.change(variant)}): {claims.summary_line(cs)}." in text
         assert all(f"    * {c.text}" in text for c in cs)
-    assert "clearly worse than the full agent on" in text.split("\n")[0]
+    head, lines = text.split("\n\n", 1)
+    assert "clearly worse than the full agent on" in lines.split("\n")[0]
+    # 2 variants x 6 measures on 3 seeds each: chance alone would call 12 x 0.1 of them
+    called = sum(c.verdict != "no clear difference" for cs in claims.all_comparisons(results).values() for c in cs)
+    assert head.startswith(f"{called} of these 12 comparisons gave a verdict") and "about 1.2" in head
 
 
 def test_gap_decomposition_splits_the_gap_at_one_step(tmp_path):
@@ -379,3 +391,18 @@ def test_the_last_fast_episode_follows_the_agents_rule_on_the_runs_scores():
     assert report.last_fast_episode(run) == 5
     assert report.last_fast_episode({"config": {"fast_episodes": 20}, "scores": {"mean": mean}}) == 20
     assert report.last_fast_episode({"config": {"fast_episodes": 20, "fast_until": 99.0}, "scores": {"mean": mean}}) == 20
+
+
+def test_a_copy_of_the_notebooks_run_is_not_counted_as_repeating_it(tmp_path):
+    """results/full/seed0 imported from checkpoints/ (its summary names a source) is the run itself;
+    an independent run of the same configuration with the same scores repeats it; another doesn't."""
+    from experiments.summarize import repeated_by
+    means = ramp(36)
+    run = fake_run(tmp_path / "checkpoints", 0, means)
+    fake_run(tmp_path / "results" / "full" / "seed0", 0, means, source="Continuous_Control.ipynb")
+    text = repeated_by(run, str(tmp_path))
+    assert "`results/full/seed0/` is this run, copied there" in text and "the same as" not in text
+    fake_run(tmp_path / "results" / "again" / "seed0", 0, means)
+    fake_run(tmp_path / "results" / "other" / "seed0", 0, means + 0.5)
+    text = repeated_by(run, str(tmp_path))
+    assert "the same as `results/again/seed0/` (100 episodes)" in text and "other" not in text
