@@ -47,12 +47,13 @@ CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "too
 
 
 def code_version(root: str = ROOT) -> str:
-    """The commit a run's code came from, e.g. "ee0009b", with "+changes" when tracked code differs
-    from it, or "unknown" outside a git checkout (a downloaded copy, or no git installed)."""
+    """The last commit that changed the code (CODE_PATHS), e.g. "ee0009b", so that committing results
+    does not change it; with "+changes" when tracked code differs from it; "unknown" outside a git
+    checkout (a downloaded copy, or no git installed)."""
     def git(*args):
         return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True).stdout.strip()
     try:
-        commit = git("rev-parse", "--short=7", "HEAD")
+        commit = git("log", "-1", "--format=%h", "--abbrev=7", "--", *CODE_PATHS)
         changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
     except (OSError, subprocess.CalledProcessError):
         return "unknown"

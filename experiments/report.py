@@ -250,21 +250,25 @@ def priority_text(results: dict) -> str:
     verdict by the claims rule (the full agent is the recent-window rule)."""
     if not {"full", "all_time_max_priority"} <= set(results):
         return "(needs results of the full agent and of `all_time_max_priority`)"
+    pair = {v: results[v] for v in ("full", "all_time_max_priority")}
     lines = []
     for variant in ("all_time_max_priority", "full"):
-        found = [young_replay(r) for r in results[variant]]
-        found = [f for f in found if f is not None]
-        if found:
-            ratios, entry = zip(*found)
-            rule = (change(variant) if variant != "full" else
-                    f"`priority_window={results[variant][0]['config'].get('priority_window', 0)}`")
-            ends = sorted({last_fast_episode(r) for r in results[variant]})
-            lines.append(f"* {LABELS[variant]} ({rule}): after episode "
-                         f"{'/'.join(map(str, ends))} (the last fast one), new transitions were replayed "
-                         f"{min(ratios):.1f} to {max(ratios):.1f} times their share of the buffer; a new transition's "
-                         f"priority at the end: {min(entry):.3f} to {max(entry):.3f} (seeds "
-                         f"{', '.join(str(r['summary']['seed']) for r in results[variant])}).")
-    return "\n".join(lines + [comparison_lines(results)])
+        runs = [r for r in pair[variant] if young_replay(r) is not None]
+        if not runs:
+            continue
+        ratios, entry = zip(*map(young_replay, runs))
+        over_td = [e / r["diagnostics"]["td_abs"][-1] for e, r in zip(entry, runs)]
+        rule = (change(variant) if variant != "full" else f"`priority_window={runs[0]['config'].get('priority_window', 0)}`")
+        ends = sorted({last_fast_episode(r) for r in runs})
+        line = (f"* {LABELS[variant]} ({rule}): after episode {'/'.join(map(str, ends))} (the last fast one), new "
+                f"transitions were replayed {span('eval', ratios)} times their share of the buffer; a new transition's "
+                f"priority at the end was {min(entry):.3f} to {max(entry):.3f}, {span('eval', over_td)} times the last "
+                f"episode's mean |δ| in the sampled batches")
+        mass = [r["diagnostics"]["unreplayed_mass"][-1] for r in runs if "unreplayed_mass" in r["diagnostics"]]
+        if mass:
+            line += f"; transitions never replayed held {min(mass):.0%} to {max(mass):.0%} of the sampling probability"
+        lines.append(line + f" (seeds {', '.join(str(r['summary']['seed']) for r in runs)}).")
+    return "\n".join(lines + ["", comparison_lines(pair)])
 
 
 # --- 3. Across seeds -------------------------------------------------------------------------

@@ -71,6 +71,7 @@ import tempfile
 import matplotlib.pyplot as plt
 
 import reacher
+from continuous_control.results import EVAL_SEED      # evaluation goals: environment seed EVAL_SEED + the run's seed
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
 RESUME = os.environ.get("RESUME", "0") == "1"        # continue an interrupted run instead of starting afresh
@@ -457,7 +458,8 @@ assert moved
 # the critic, which is poor early on, and passes a reward back one step per update. The
 # $n$-step target [5, 6] uses $n$ real rewards before it bootstraps:
 # $$y_t = \sum_{k=0}^{n-1} \gamma^k\, r_{t+k} + \gamma^n\, Q_{\phi'}\big(s_{t+n}, \mu_{\theta'}(s_{t+n})\big),$$
-# that is, the update of 2.2 with $R = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ and $\gamma_i = \gamma^n$.
+# that is, the update of 2.2 for the transition $i$ that starts at step $t$, with
+# $R_i = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ (written $R_t$ below, by its step) and $\gamma_i = \gamma^n$.
 # Rewards reach the critic $n$ times faster and the target depends less on the critic's errors
 # (less bias). In exchange the sum carries the noise of $n$ rewards (more variance).
 #
@@ -702,13 +704,14 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # which spreads the batch over the whole distribution.
 #
 # **A new transition's priority.** It has no TD error yet, so [3] gives it the largest priority
-# seen so far, to replay it soon. But the TD errors shrink by orders of magnitude as the critic
-# learns, while that maximum, set early, stays: every new transition then outweighs hundreds of
-# old ones, and after episode 20 (6.2), when the agent stores 20 transitions a step and draws 32, many
-# are never drawn at all and pile up at that stale maximum (the report's diagnostics measure how
-# much of the sampling they took). So a new transition here gets the largest priority of the
-# last `priority_window` = 100 updates, a maximum that falls with the TD errors; `priority_window`
-# = 0 keeps the largest ever, as in [3], and the report compares the two.
+# seen so far, to replay it soon. But the TD errors shrink as the critic learns, while that
+# maximum, set early, stays: with $\alpha = 0.5$ a priority $k$ times the typical one is drawn
+# $\sqrt{k}$ times as often, and after episode 20 (6.2), when the agent stores 20 transitions a
+# step and draws `batch_size / learn_every_later` = 32, many are never drawn at all and pile up
+# at that stale maximum. So a new transition here gets the largest priority of the last
+# `priority_window` = 100 updates; `priority_window` = 0 keeps the largest ever, as in [3]. The
+# report's section 2.1 measures both rules: how far above the TD errors a new transition's
+# priority ends, how much of the sampling the never-replayed transitions take, and the scores.
 
 # %% tags=["export"]
 class PrioritizedReplay:
@@ -1071,8 +1074,8 @@ class Behaviour(nn.Module):
 #
 # **How often to learn** (the replay ratio). Each step stores 20 transitions, and an update
 # draws 256: learning every step, that is about 13 draws per stored transition. The updates are
-# where the time goes, and early on the agent needs every one of them to learn fast. Once the
-# arms score near the maximum, the updates only have to keep them there. So the agent learns
+# where the time goes. Early on they are what makes the scores rise; once the arms score near
+# the maximum, the updates only have to keep them there. So the agent learns
 # every step in its fast episodes, the first `fast_episodes` = 20, and every `learn_every_later`
 # = 8 steps after them, which cuts the later episodes' time to a fraction. This is a design choice
 # for speed; the report's ablation "learning every step throughout" measures what it costs in
@@ -1325,14 +1328,15 @@ plt.show()
 # ## 9. Watch the trained agent
 #
 # Load the exported policy (`torch.export`: it needs none of the classes above, only torch) and
-# run it without exploration noise on goals it never saw (environment seed 10000), 5 episodes.
+# run it without exploration noise on goals it never saw (environment seed `EVAL_SEED` + the
+# run's seed, as in the report), 5 episodes.
 # An arm's score is its mean over them; the worst arm is reported with the mean, since a high
 # mean can hide a weak arm.
 #
 # Which actor to keep? The exported policy is the **target actor**, the moving average of the
 # recent actors (2.2), not the last online actor: each update moves the online weights a little
 # at random (the batch, and the noise the actor learns with), and the average smooths that out.
-# The cell below plays both.
+# The cell below plays both; one run and 5 episodes can show the idea but cannot settle it.
 
 # %%
 policy = torch.export.load(os.path.join(RUN_DIR, "actor.pt2")).module()
@@ -1346,7 +1350,7 @@ norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_loca
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
 for name, act in candidates.items():
     with torch.no_grad():
-        arm_scores = reacher.play(reacher.ReacherEnvironment(seed=10_000, verbose=False),
+        arm_scores = reacher.play(reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
                                   lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
                                   episodes=5).mean(0)
     print(f"{name:24s} mean {arm_scores.mean():.2f}, worst arm {arm_scores.min():.2f}, best {arm_scores.max():.2f}")

@@ -13,8 +13,6 @@
 #     name: python3
 # ---
 
-# %%
-
 # %% [markdown]
 # # Report: DDPG with n-step targets, prioritized replay and NoisyNet on the 20-arm Reacher
 #
@@ -29,8 +27,10 @@
 #   tagged `export`, so the experiments run exactly the code the notebook teaches;
 # * `results/calibration/`: the replica measured against the Unity build (`make calibrate`).
 #
-# **Where the numbers come from.** Every number in this report is computed from those files
-# when the report runs; none is typed into the text. The tables, figures and computed sentences
+# **Where the numbers come from.** Every result in this report is computed from those files
+# when the report runs; none is typed into the text (the prose names only settings of the
+# configuration, such as the 20 arms or a batch of 256, and the hyperparameter table prints
+# those from the code). The tables, figures and computed sentences
 # are built by `experiments/report.py` (the comparisons by `experiments/claims.py`), so each
 # cell below is one short call. Every run trained on this project's **built-in Reacher**, a
 # replica of the course's Unity environment (`reacher/`, described number by number in
@@ -91,13 +91,14 @@ cfg, full = solving["config"], results["full"]
 #    `beta_start` to 1 over `beta_steps` environment steps (section 1.1 gives both, and the
 #    $\beta$ a run solved at episode 100 stops at).
 # 3. **NoisyNet** (Fortunato et al. 2018). Exploration comes from learned, factorised Gaussian
-#    noise on the actor's weights, $w = \bar w + \sigma^w \odot \varepsilon^w$ (mean weights
-#    $\bar w$, learned noise scales $\sigma^w$), rather than from noise added to actions. Here the
+#    noise on the actor's weights, $W = \bar W + \sigma^W \odot \varepsilon^W$ (mean weights
+#    $\bar W$, learned noise scales $\sigma^W$; $W$, not $w$, which is an importance weight above),
+#    rather than from noise added to actions. Here the
 #    acting noise $\varepsilon$ follows an Ornstein-Uhlenbeck process in time with mean-reversion
 #    rate $\kappa$ (`ou_kappa`; each $\varepsilon$ still $\mathcal{N}(0, 1)$), so a perturbed policy
-#    lasts about $1/\kappa$ steps, long enough to move an arm with inertia. One noise sample drives
+#    lasts about $1/\kappa$ steps rather than one. One noise sample drives
 #    all 20 arms at a time (section 5 tests one sample per arm, as action noise has), the target
-#    actor uses the mean weights $\bar w$ (a departure from Fortunato et al.), and $\sigma^w$ learns
+#    actor uses the mean weights $\bar W$ (a departure from Fortunato et al.), and $\sigma^W$ learns
 #    only through $-Q$, which does not reward exploring (section 1.2 shows where it went).
 #
 # Two further details matter. States are standardised by a running mean and variance of all
@@ -131,7 +132,7 @@ show(report.architecture_tables(nets, cfg))
 # Both networks read the state through the `Normalizer` (running mean and variance of the 33
 # inputs, the standardised values clipped to $\pm 5$). The actor is three `NoisyLinear` layers
 # with ReLU after the two hidden ones and $\tanh$ at the output (actions in $[-1, 1]$); acting
-# without noise uses the mean weights $\bar w$. The critic takes state and action concatenated
+# without noise uses the mean weights $\bar W$. The critic takes state and action concatenated
 # at its input (37 values), two ReLU layers and a linear output. The last column shows how
 # NoisyNet used its freedom (computed from the saved weights):
 
@@ -167,20 +168,18 @@ show(report.diagnostics_text(solving))
 # %% [markdown]
 # ### 2.1 A new transition's priority: the recent maximum against the largest ever
 #
-# Prioritized replay [3] inserts each new transition at the largest priority seen so far. The
-# diagnostics of earlier runs showed that maximum, set in the first episodes, staying far above
-# the TD errors of later ones, so that new transitions took a large share of the sampling. The
-# agent now inserts them at the largest priority of the last `priority_window` updates
-# (notebook section 4.2). Both rules on the same seeds, 100 episodes each (`results/priority/`,
-# `python -m experiments.run --variant full all_time_max_priority --episodes 100 --no-stop
-# --results results/priority`), compared by the claims rule of section 5.1. The entry rule is
-# not the whole story: section 2's last sentence counts the transitions never replayed since
-# they were stored, and after episode 20, when the agent stores 20 transitions a step and
-# draws 32, they hold most of the sampling probability under either rule. That is set by the
-# replay ratio (the ablation "learning every step throughout"), not by the entry priority.
+# Prioritized replay [3] inserts each new transition at the largest priority seen so far. That
+# maximum is set in the first episodes, when the TD errors are large, and can stay above the
+# later ones, so that new transitions take a large share of the sampling. The agent inserts
+# them at the largest priority of the last `priority_window` updates instead (notebook
+# section 4.2); the ablation `all_time_max_priority` keeps the largest ever. Below, from each
+# run's diagnostics: how much more often new transitions were replayed than their share of the
+# buffer, where a new transition's priority ended against the TD errors, and how much of the
+# sampling probability the transitions never replayed held at the end; then the scores,
+# compared by the claims rule of section 5.1.
 
 # %%
-show(report.priority_text(load_results("results/priority")))
+show(report.priority_text(results))
 
 # %% [markdown]
 # ## 3. Across seeds

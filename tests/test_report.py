@@ -343,7 +343,12 @@ def test_priority_text_reports_both_rules_and_the_verdict(tmp_path):
     results = results_of(tmp_path, {"full": [35, 35.5, 36], "all_time_max_priority": [30, 31, 32]})
     results = {v: [with_diagnostics(r, 0.06 if v == "full" else 0.1) for r in runs] for v, runs in results.items()}
     text = report.priority_text(results)
-    assert "replayed 5.0 to 5.0 times their share" in text and "replayed 3.0 to 3.0 times" in text
+    assert "replayed 5.0 times their share" in text and "replayed 3.0 times" in text
+    assert "priority at the end was 0.500 to 0.500, 25.0 times the last episode's mean |δ|" in text
+    results["full"][0]["diagnostics"]["unreplayed_mass"] = np.full(40, 0.62)
+    assert "never replayed held 62% to 62% of the sampling" in report.priority_text(results)
+    results["uniform"] = results["full"]                 # other variants are not this comparison's
+    assert "Uniform" not in report.priority_text(results) and LABELS["uniform"] not in report.priority_text(results)
     assert text.index("largest priority ever") < text.index("full:")
     assert "worse" in text.lower()
     assert "needs results" in report.priority_text({"full": results["full"]})

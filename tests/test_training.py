@@ -253,8 +253,8 @@ def test_a_finished_run_of_another_configuration_is_run_again(tmp_path):
 
 
 def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
-    """The commit of a clean checkout; "+changes" once tracked code differs from it, but not when only
-    results change; "unknown" outside a git checkout."""
+    """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
+    once tracked code differs from it, but not when only results change; "unknown" outside git."""
     from continuous_control.results import code_version
     git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True).stdout
     assert code_version(str(tmp_path)) == "unknown"
@@ -268,5 +268,7 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     assert code_version(str(tmp_path)) == commit
     (tmp_path / "results/full/seed0/scores.csv").write_text("2\n")
     assert code_version(str(tmp_path)) == commit
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "results only")
+    assert code_version(str(tmp_path)) == commit                  # a commit of results is not new code
     (tmp_path / "reacher/physics.py").write_text("2\n")
     assert code_version(str(tmp_path)) == commit + "+changes"
