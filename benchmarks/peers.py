@@ -56,7 +56,7 @@ from dataclasses import asdict, dataclass
 
 import numpy as np
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, evaluate, first_episode_at, machine
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, commit_of, evaluate, first_episode_at, machine
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -260,6 +260,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     if name not in PEERS:
         raise ValueError(f"unknown peer {name!r}: one of {sorted(PEERS)}")
     torch.set_num_threads(1)
+    started_with = code_version()                    # the code that makes the run (see commit_of)
     algo, schedule_name = PEERS[name]
     schedule = schedule or SCHEDULES[schedule_name]()
     venv = sb3_vec_env(episode_steps=episode_steps)
@@ -286,7 +287,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     summary.update(
         environment=f"built-in replica through reacher.gym.ReacherVectorEnv ({arms} arms, one world, "
                     f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
-        machine=machine(), commit=code_version(), seed=seed, variant=name, concurrent_runs=concurrent,
+        machine=machine(), commit=commit_of({"commit": started_with}), seed=seed, variant=name, concurrent_runs=concurrent,
         eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
         algorithm=algo, gradient_updates=int(model._n_updates), gradient_updates_expected=expected,
         last_fast_episode=callback.fast_end,

@@ -41,23 +41,34 @@ def machine() -> str:
     return f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
 
 
-# What can change a result: the code and the pins. Results, checkpoints, figures and logs cannot.
-CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools", "scripts",
-              "Continuous_Control.ipynb", "pyproject.toml", "requirements.txt")
+# What can change a result: the code and the pins (the notebook's code is its text twin's; the
+# .ipynb also changes when it only runs). Results, checkpoints, figures and logs cannot.
+CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
+              "scripts/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
 
 
 def code_version(root: str = ROOT) -> str:
     """The last commit that changed the code (CODE_PATHS), e.g. "ee0009b", so that committing results
-    does not change it; with "+changes" when tracked code differs from it; "unknown" outside a git
-    checkout (a downloaded copy, or no git installed)."""
+    does not change it; with "+changes" when tracked code differs from it, " (shallow clone)" when
+    the history is cut (the commit may then be a later one); "unknown" outside this project's own
+    git checkout (a downloaded copy, or no git installed)."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
+
     def git(*args):
-        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True).stdout.strip()
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True,
+                              env=env).stdout.strip()
     try:
+        if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
+            return "unknown"                   # inside some other repository
         commit = git("log", "-1", "--format=%h", "--abbrev=7", "--", *CODE_PATHS)
         changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+        shallow = git("rev-parse", "--is-shallow-repository") == "true"
     except (OSError, subprocess.CalledProcessError):
         return "unknown"
-    return commit + ("+changes" if changed else "")
+    if not commit:
+        return "unknown"
+    return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
 
 
 def export_policy(agent, path: str, state_size: int) -> None:
@@ -102,10 +113,17 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
                "wall_seconds": history["wall"][-1],
                "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
                "environment": getattr(env, "description", "Unity build"),
-               "machine": machine(), "commit": code_version(), "seed": agent.cfg.seed}
+               "machine": machine(), "commit": commit_of(history), "seed": agent.cfg.seed}
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return summary
+
+
+def commit_of(history: dict) -> str:
+    """The commit a run started with (TrainingRun records it), noting a change of code since."""
+    now = code_version()
+    start = history.get("commit", now)
+    return start if start == now else f"{start} (at its end: {now})"
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:

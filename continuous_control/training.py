@@ -19,7 +19,7 @@ import numpy as np
 
 from .checkpoints import load_checkpoint, save_checkpoint, set_aside
 from .progress import LiveCurve, Progress
-from .results import TARGET_SCORE, WINDOW, save_results
+from .results import TARGET_SCORE, WINDOW, code_version, save_results
 
 
 LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Agent.log
@@ -74,6 +74,8 @@ class TrainingRun:
                 print(f"Resuming after episode {self.episode}, from {self.resume_dir}")
         elif not resume and os.path.exists(self.resume_dir):
             print(f"Starting a fresh run; the previous checkpoint is kept in {set_aside(self.resume_dir)}.")
+        # The code that makes the run, taken as it starts (a resumed run keeps its first segment's).
+        self.history.setdefault("commit", code_version())
         elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0
         self.clock = time.perf_counter() - elapsed
         self.progress = Progress(self.max_episodes, self.episode, self.live)

@@ -12,7 +12,8 @@ of pairs on each side. A difference inside the seed-to-seed spread is reported a
 difference, never as "no effect".
 
 **What a verdict is worth.** With no effect at all, 3 runs against 3 fall into ranges apart by
-chance with probability 2 / C(6, 3) = 0.1 (`chance_apart`). Over the report's many comparisons
+chance with probability at most 2 / C(6, 3) = 0.1 (`chance_apart`; ties and seeds shared within
+a pair make it rarer). Over the report's many comparisons
 a few such verdicts are expected by chance alone (`expected_by_chance`, stated where they are
 listed): one verdict is a lead to re-run with more seeds, not a finding.
 """
@@ -127,13 +128,23 @@ def expected_by_chance(comparisons: list) -> float:
     return sum(chance_apart(len(c.seeds), len(c.seeds)) for c in comparisons if c.verdict != TOO_FEW)
 
 
+def too_few(comparisons: list) -> str:
+    n = len(comparisons[0].seeds)
+    return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with the full agent, the rule needs {MIN_SEEDS}"
+
+
 def chance_sentence(comparisons: dict) -> str:
     """How many verdicts a set of comparisons ({name: [Comparison]}) gave, against how many chance
     alone would give if nothing made a difference."""
     judged = [c for cs in comparisons.values() for c in cs if c.verdict != TOO_FEW]
+    if not judged:
+        return ""
     called = sum(c.verdict != "no clear difference" for c in judged)
-    return (f"{called} of these {len(judged)} comparisons gave a verdict; if no change made any difference, "
-            f"chance alone would give about {expected_by_chance(judged):.1f} (`claims.chance_apart`).")
+    # At most: ties (whole episodes) and seeds shared within a pair make ranges apart rarer than
+    # for exchangeable continuous values, and the measures are correlated, so the count varies more.
+    return (f"{called} of the {len(judged)} comparisons with enough seeds gave a verdict; if no change made any "
+            f"difference, chance alone would give at most about {expected_by_chance(judged):.1f} "
+            f"(`claims.chance_apart`), and correlated measures tend to come together.")
 
 
 def value(stats: dict, metric: str) -> float:
@@ -177,6 +188,8 @@ def all_comparisons(results: dict) -> dict:
 
 def summary_line(comparisons: list) -> str:
     """One variant's comparisons in a phrase: which metrics are clearly better or worse than the full agent's."""
+    if all(c.verdict == TOO_FEW for c in comparisons):
+        return too_few(comparisons)
     worse = [METRICS[c.metric][0] for c in comparisons if better(c) is False]
     good = [METRICS[c.metric][0] for c in comparisons if better(c) is True]
     parts = []

@@ -8,10 +8,10 @@ One call each, for Report.ipynb and the README (never trains; reads results/ and
     peers_figure(results)              # the learning curves of all of them (a matplotlib figure)
     python -m experiments.peers        # prints the table and the text, writes doc/peers.png (make peers)
 
-Verdicts follow experiments/claims.py's rule (seed k against seed k, every pair on one side and the
-ranges apart); minutes to solve are judged by the same rule, lower being better, only where every
-paired run solved. The runs shared the machine's two cores with one other run (summary.json's
-concurrent_runs and machine say so for each).
+Verdicts follow experiments/claims.py's rule (seed k against seed k, at least claims.MIN_SEEDS
+pairs, the ranges over the seeds apart); minutes to solve are judged by the same rule, lower being
+better, only where every paired run solved and all of them shared the machine alike
+(summary.json's concurrent_runs): a run alone is not faster than one that shared two cores.
 """
 import os
 
@@ -55,6 +55,13 @@ def all_solved(results: dict, name: str) -> bool:
                if run["summary"]["seed"] in seeds)
 
 
+def timed_alike(results: dict, name: str) -> bool:
+    """Whether the peer's runs and the full agent's on its seeds all shared the machine alike."""
+    seeds = {run["summary"]["seed"] for run in results[name]}
+    return len({run["summary"].get("concurrent_runs", 1) for n in (name, "full") for run in results[n]
+                if run["summary"]["seed"] in seeds}) == 1
+
+
 def paired(results: dict, name: str) -> bool:
     """Whether the peer has a seed in common with the full agent's runs (a comparison needs one)."""
     seeds = {run["summary"]["seed"] for run in results["full"]}
@@ -63,10 +70,10 @@ def paired(results: dict, name: str) -> bool:
 
 def comparisons(results: dict) -> dict:
     """{peer: [claims.Comparison for each of claims.METRICS, then minutes to solve]} against the
-    full agent. Minutes are compared only where every paired run solved: a run that never solves
-    is not faster for stopping at episode 100."""
+    full agent. Minutes are compared only where every paired run solved (a run that never solves
+    is not faster for stopping at episode 100) and all shared the machine alike."""
     return {name: [claims.compare(results, name, m)
-                   for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) else []))]
+                   for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) and timed_alike(results, name) else []))]
             for name in _checked(results) if name != "full" and paired(results, name)}
 
 
@@ -145,9 +152,11 @@ def peers_text(results: dict | None = None) -> str:
                             f"{span(c.metric, c.full_values, digits(c))} on seeds "
                             f"{', '.join(map(str, c.seeds))}, better in every pair.")
         lines.append(f"* **{LABELS[name]}**: {verdict(cs)}.")
+    judged = [c for cs in comparisons(results).values() for c in cs if c.verdict != claims.TOO_FEW]
     lead = (" ".join(wins) if wins else
-            f"No peer beats the agent on any measure: on none is a peer better in every seed pair with "
-            f"the ranges over the seeds apart (the rule of the ablations).")
+            f"No peer beats the agent on any measure: on none are the ranges over the seeds apart with "
+            f"the peer better (the rule of the ablations)." if judged else
+            f"No peer has the {claims.MIN_SEEDS} seeds in common with the agent that a verdict needs yet.")
     return lead + "\n\n" + "\n".join(lines)
 
 

@@ -257,16 +257,21 @@ def priority_text(results: dict) -> str:
         if not runs:
             continue
         ratios, entry = zip(*map(young_replay, runs))
-        over_td = [e / r["diagnostics"]["td_abs"][-1] for e, r in zip(entry, runs)]
+        td = [float(r["diagnostics"]["td_abs"][-1]) for r in runs]
+        if not all(np.isfinite(x) and x > 0 for x in td):
+            raise ValueError(f"{LABELS[variant]}: the last episode's mean |δ| is {td}; a run with no update in it?")
+        # Sampling goes as p^alpha: how many times as often a new transition is drawn as one at that mean.
+        drawn = [(e / (x + r["config"]["priority_offset"])) ** r["config"]["alpha"] for e, x, r in zip(entry, td, runs)]
         rule = (change(variant) if variant != "full" else f"`priority_window={runs[0]['config'].get('priority_window', 0)}`")
         ends = sorted({last_fast_episode(r) for r in runs})
         line = (f"* {LABELS[variant]} ({rule}): after episode {'/'.join(map(str, ends))} (the last fast one), new "
                 f"transitions were replayed {span('eval', ratios)} times their share of the buffer; a new transition's "
-                f"priority at the end was {min(entry):.3f} to {max(entry):.3f}, {span('eval', over_td)} times the last "
-                f"episode's mean |δ| in the sampled batches")
+                f"priority at the end, {span('eval', entry, 3)}, had it drawn {span('eval', drawn)} times as often as a "
+                f"transition at the last episode's mean |δ| in the sampled batches")
         mass = [r["diagnostics"]["unreplayed_mass"][-1] for r in runs if "unreplayed_mass" in r["diagnostics"]]
         if mass:
-            line += f"; transitions never replayed held {min(mass):.0%} to {max(mass):.0%} of the sampling probability"
+            line += (f"; transitions never replayed held {span('eval', [100 * m for m in mass], 0)}% of the sampling "
+                     f"probability at the end")
         lines.append(line + f" (seeds {', '.join(str(r['summary']['seed']) for r in runs)}).")
     return "\n".join(lines + ["", comparison_lines(pair)])
 
@@ -547,7 +552,8 @@ def replica_table(runs: list, solving: dict) -> str:
 def future_work(results: dict, cfg: dict) -> str:
     """The future-work items as a Markdown list, each following from a comparison by claims' rule
     (bold: computed from the data)."""
-    verdicts = {v: {c.metric: c for c in cs} for v, cs in all_comparisons(paired(results)).items()}
+    verdicts = {v: {c.metric: c for c in cs} for v, cs in all_comparisons(paired(results)).items()
+                if any(c.verdict != claims.TOO_FEW for c in cs)}       # too few seeds: nothing to build on yet
     names = lambda variant, good: [METRICS[m][0] for m, c in verdicts.get(variant, {}).items()
                                    if claims.better(c) is good]
     ideas = []

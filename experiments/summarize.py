@@ -51,18 +51,18 @@ def repeated_by(run: dict, root: str = ROOT) -> str:
             continue
         theirs = load_run(folder)
         name = f"`{os.path.relpath(folder, root)}/`"
-        if "source" in theirs["summary"]:
-            copies.append(name)
-            continue
         n = min(len(theirs["scores"]["mean"]), len(run["scores"]["mean"]))
         if np.allclose(theirs["scores"]["mean"][:n], run["scores"]["mean"][:n], atol=1e-4):
-            same.append(f"{name} ({n} episodes)")
-    copied = (f"{', '.join(copies)} is this run, copied there as the seeds table's seed {seed}. " if copies else "")
-    check = ("A test (`tests/test_training.py`) checks at small size that the notebook's `train` and "
-             "`experiments/run.py` give the same scores episode for episode.")
+            (copies if "source" in theirs["summary"] else same).append(name if "source" in theirs["summary"]
+                                                                         else f"{name} ({n} episodes)")
+    copied = (f"{' and '.join(copies)} {'is' if len(copies) == 1 else 'are'} this run, copied as the seeds table's "
+              f"seed {seed}. " if copies else "")
     if same:
         return copied + f"Episode for episode, this run is the same as {', '.join(same)}: only the minutes differ."
-    return copied + check
+    if copies:
+        return copied + ("A test (`tests/test_training.py`) checks at small size that the notebook's `train` and "
+                         "`experiments/run.py` give the same scores episode for episode.")
+    return "No run in `results/` has this run's configuration and scores: the tables below come from runs of other code."
 
 
 def score_row(run: dict) -> list:
@@ -102,7 +102,9 @@ def provenance(runs: list) -> str:
 
     def part(commit, n):
         count = f"{n} run{'s' if n > 1 else ''}"
-        return f"commit `{commit}` ({count})" if commit else f"{count} made before runs recorded their commit"
+        if commit is None:
+            return f"{count} made before runs recorded their commit"
+        return f"{count} outside a git checkout of this project" if commit == "unknown" else f"commit `{commit}` ({count})"
     return "Code: " + "; ".join(part(c, n) for c, n in Counter(r["summary"].get("commit") for r in runs).most_common()) + "."
 
 

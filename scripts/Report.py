@@ -253,9 +253,9 @@ plt.show()
 # difference", with the count of pairs on each side, and fewer than three paired seeds get no
 # verdict. "No clear difference" means the effect, if any, is smaller than the seed-to-seed
 # spread, not that there is none. A verdict is a lead, not a proof: if a variant changed nothing,
-# its 3 seeds and the full agent's 3 would still fall into ranges apart with probability
-# 2 / C(6, 3) = 0.1, so across many comparisons a few verdicts come from chance alone. The first
-# line below counts them.
+# its 3 seeds and the full agent's 3 would still fall into ranges apart with probability at most
+# $2 / \binom{6}{3} = 1/10$, so across many comparisons a few verdicts come from chance alone. The
+# first line below counts them.
 
 # %%
 show(report.comparison_lines(results))
@@ -329,7 +329,8 @@ show(report.replica_table(full, solving))
 # schedule" train the same peers with RL-Zoo's own update schedule, an update every step of the
 # 20 arms, several times the agent's updates (`python -m benchmarks.peers --runs td3_zoo sac_zoo`). The full
 # agent's rows are its seeds of section 3; verdicts follow the rule of section 5.1, and minutes
-# are compared only where every paired run solved.
+# are compared only where every paired run solved and all shared the machine alike (the line
+# above the table says how many runs ran at a time).
 
 # %%
 peers = peer_results()

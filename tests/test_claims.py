@@ -76,13 +76,17 @@ def test_fewer_than_three_seeds_get_no_verdict_however_far_apart(tmp_path):
     assert "38.00 to 39.00 against 20.00 to 21.00 on 2 seeds; the rule needs 3" in c.text
 
 
-def test_the_chance_of_a_verdict_with_no_effect_is_counted_over_every_split():
-    """Every way of splitting 6 equal-worth runs into two sets of 3: the share whose ranges are
-    apart is chance_apart(3, 3), and claims.compare gives a verdict on exactly that share."""
+def test_the_chance_of_a_verdict_with_no_effect_is_counted_over_every_split(tmp_path):
+    """Every way of dealing 6 distinct scores to the variant and the full agent, 3 each: the share
+    on which claims.compare gives a verdict is chance_apart(3, 3)."""
     from itertools import combinations
-    values = range(6)
-    apart = [set(a) in ({0, 1, 2}, {3, 4, 5}) for a in combinations(values, 3)]
-    assert claims.chance_apart(3, 3) == pytest.approx(sum(apart) / len(apart)) == pytest.approx(0.1)
+    levels = [31.0, 32.0, 33.0, 34.0, 35.0, 36.0]
+    verdicts = []
+    for i, ours in enumerate(combinations(levels, 3)):
+        theirs = [x for x in levels if x not in ours]
+        c = claims.compare(results_from(tmp_path / str(i), theirs, list(ours)), "v", "mean_91_100")
+        verdicts.append(c.verdict != "no clear difference")
+    assert claims.chance_apart(3, 3) == pytest.approx(sum(verdicts) / len(verdicts)) == pytest.approx(0.1)
     assert claims.chance_apart(5, 5) == pytest.approx(2 / 252)
 
 

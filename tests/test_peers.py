@@ -183,6 +183,17 @@ def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
     assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved)"
 
 
+def test_minutes_are_not_compared_between_runs_alone_and_runs_that_shared_the_machine(tmp_path):
+    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0}
+    summaries = {"full": {**solved, "concurrent_runs": 1}, "sac": {**solved, "wall_seconds_to_solve": 30.0,
+                                                                  "concurrent_runs": 2}}
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "sac": [36, 37, 38]}, **summaries)
+    assert [c.metric for c in side.comparisons(results)["sac"]] == list(claims.METRICS)
+    summaries["full"]["concurrent_runs"] = 2
+    results = fake_set(tmp_path / "alike", {"full": [36, 37, 38], "sac": [36, 37, 38]}, **summaries)
+    assert side.comparisons(results)["sac"][-1].metric == "minutes"
+
+
 def test_text_says_so_when_no_peer_beats_the_agent(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac_zoo": [35, 37, 39]})
     text = side.peers_text(results)
@@ -233,4 +244,4 @@ def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(0, 1))
     rows = rows_of(side.peers_table(results))
     assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent, the rule needs 3"
-    assert side.peers_text(results).startswith("No peer beats the agent")
+    assert side.peers_text(results).startswith("No peer has the 3 seeds in common")

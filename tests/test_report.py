@@ -228,7 +228,7 @@ def test_comparison_lines_state_each_comparison(tmp_path):
     assert "clearly worse than the full agent on" in lines.split("\n")[0]
     # 2 variants x 6 measures on 3 seeds each: chance alone would call 12 x 0.1 of them
     called = sum(c.verdict != "no clear difference" for cs in claims.all_comparisons(results).values() for c in cs)
-    assert head.startswith(f"{called} of these 12 comparisons gave a verdict") and "about 1.2" in head
+    assert head.startswith(f"{called} of the 12 comparisons with enough seeds gave a verdict") and "about 1.2" in head
 
 
 def test_gap_decomposition_splits_the_gap_at_one_step(tmp_path):
@@ -336,7 +336,7 @@ def test_priority_text_reports_both_rules_and_the_verdict(tmp_path):
     episodes = np.arange(1, 41, dtype=float)
 
     def with_diagnostics(run, young):
-        run["config"] = {"fast_episodes": 20, **run.get("config", {})}
+        run["config"] = {"fast_episodes": 20, "alpha": 0.5, "priority_offset": 0.0, **run.get("config", {})}
         run["diagnostics"] = {"episode": episodes, "young_share": np.full(40, young), "young_share_stored": np.full(40, 0.02),
                               "max_priority": np.full(40, 0.5), "td_abs": np.full(40, 0.02)}
         return run
@@ -344,9 +344,14 @@ def test_priority_text_reports_both_rules_and_the_verdict(tmp_path):
     results = {v: [with_diagnostics(r, 0.06 if v == "full" else 0.1) for r in runs] for v, runs in results.items()}
     text = report.priority_text(results)
     assert "replayed 5.0 times their share" in text and "replayed 3.0 times" in text
-    assert "priority at the end was 0.500 to 0.500, 25.0 times the last episode's mean |δ|" in text
+    # priority 0.5 against a mean |δ| of 0.02, at alpha 0.5: drawn (0.5 / 0.02) ** 0.5 = 5 times as often
+    assert "priority at the end, 0.500, had it drawn 5.0 times as often" in text
     results["full"][0]["diagnostics"]["unreplayed_mass"] = np.full(40, 0.62)
-    assert "never replayed held 62% to 62% of the sampling" in report.priority_text(results)
+    assert "never replayed held 62% of the sampling" in report.priority_text(results)
+    results["full"][0]["diagnostics"]["td_abs"] = np.zeros(40)
+    with pytest.raises(ValueError, match="mean"):
+        report.priority_text(results)
+    results["full"][0]["diagnostics"]["td_abs"] = np.full(40, 0.02)
     results["uniform"] = results["full"]                 # other variants are not this comparison's
     assert "Uniform" not in report.priority_text(results) and LABELS["uniform"] not in report.priority_text(results)
     assert text.index("largest priority ever") < text.index("full:")
@@ -406,7 +411,9 @@ def test_a_copy_of_the_notebooks_run_is_not_counted_as_repeating_it(tmp_path):
     run = fake_run(tmp_path / "checkpoints", 0, means)
     fake_run(tmp_path / "results" / "full" / "seed0", 0, means, source="Continuous_Control.ipynb")
     text = repeated_by(run, str(tmp_path))
-    assert "`results/full/seed0/` is this run, copied there" in text and "the same as" not in text
+    assert "`results/full/seed0/` is this run, copied as the seeds table's seed 0" in text and "the same as" not in text
+    fake_run(tmp_path / "stale" / "seed0", 0, means + 1, source="Continuous_Control.ipynb")
+    assert repeated_by(run, str(tmp_path / "stale")).startswith("No run in `results/`")   # an older import is not this run
     fake_run(tmp_path / "results" / "again" / "seed0", 0, means)
     fake_run(tmp_path / "results" / "other" / "seed0", 0, means + 0.5)
     text = repeated_by(run, str(tmp_path))

@@ -2,6 +2,7 @@
 asked to resume, and is the same run from the notebook as from experiments/run.py."""
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -252,6 +253,7 @@ def test_a_finished_run_of_another_configuration_is_run_again(tmp_path):
     assert not finished(str(tmp_path), "full", 0)
 
 
+@pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
@@ -259,6 +261,12 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True).stdout
     assert code_version(str(tmp_path)) == "unknown"
     git("init", "-q")
+    (tmp_path / "README.md").write_text("no code yet\n")
+    git("add", ".")
+    git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "readme")
+    assert code_version(str(tmp_path)) == "unknown"                # no commit of code yet
+    (tmp_path / "sub").mkdir()
+    assert code_version(str(tmp_path / "sub")) == "unknown"        # a copy inside another repository
     for path in ("reacher/physics.py", "results/full/seed0/scores.csv"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("1\n")
