@@ -195,3 +195,14 @@ def test_the_reports_prose_types_no_result():
                       r"|sections? [\d.]+( and [\d.]+)?|^#+ .*$", "", c.source, flags=re.M)
         assert not re.search(r"\d+\.\d+", text), f"a decimal number typed in the report's prose: {c.source[:200]}"
         assert not re.search(r"\b\d+ (of|out of) \d+\b", text), f"a count typed in the report's prose: {c.source[:200]}"
+
+
+def test_every_readme_block_is_what_the_saved_results_give_today():
+    """`make run` (and `make report`) rewrite the README's blocks; a result or a sentence changed
+    since without rewriting them leaves the README stale, and this fails."""
+    from experiments.summarize import BLOCKS
+    readme = open(os.path.join(ROOT, "README.md")).read()
+    for name, make in BLOCKS.items():
+        found = re.search(rf"<!-- begin: {name} -->\n(.*?)\n<!-- end: {name} -->", readme, re.S)
+        assert found, f"README.md has no {name} block"
+        assert found.group(1) == make(), f"README.md's {name} block is stale: make report"
