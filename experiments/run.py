@@ -2,7 +2,8 @@
 
     python -m experiments.run --variant full --seeds 0 1 2            # until solved (max 200)
     python -m experiments.run --variant one_step --seeds 0 1 2 --episodes 100 --no-stop
-    python -m experiments.run --all                 # the report's set: what `make experiments` runs
+    python -m experiments.run --all                 # the report's set: what `make experiments` runs;
+                                                    # the full agent's seeds alone, then the ablations
     python -m experiments.run --import-notebook     # the notebook's run in checkpoints/ as full/seed0
 
 Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
@@ -130,8 +131,15 @@ def main(argv=None):
                        results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
     todo = [run for run in plan if not finished(args.results, run[0], run[1])]
+    # The seeds table's minutes are times to solve on the machine alone: with --all, the full
+    # agent's seeds run one at a time first, then the ablations `--jobs` at a time.
+    alone = [run for run in todo if args.all and run[0] == "full"]
+    shared = [run for run in todo if run not in alone]
+    print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
+    for run in alone:
+        launch(run, 1, args.results)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda run: launch(run, args.jobs, args.results), todo))
+        list(pool.map(lambda run: launch(run, args.jobs, args.results), shared))
 
 
 if __name__ == "__main__":

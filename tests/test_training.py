@@ -280,3 +280,16 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     assert code_version(str(tmp_path)) == commit                  # a commit of results is not new code
     (tmp_path / "reacher/physics.py").write_text("2\n")
     assert code_version(str(tmp_path)) == commit + "+changes"
+
+
+def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_machine(monkeypatch, capsys):
+    """`make experiments`: every full-agent seed is launched with jobs=1 (recorded as alone) before
+    any ablation starts, and the ablations run `--jobs` at a time."""
+    from experiments import run as runner
+    launched = []
+    monkeypatch.setattr(runner, "finished", lambda results, variant, seed: variant == "full" and seed == 0)
+    monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)))
+    runner.main(["--all", "--jobs", "2"])
+    full = [r for r in launched if r[0] == "full"]
+    assert full == [("full", k, 1) for k in (1, 2, 3, 4)] and launched[:4] == full
+    assert launched[4:] and all(r[0] != "full" and r[2] == 2 for r in launched[4:])

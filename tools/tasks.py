@@ -44,7 +44,7 @@ TASKS = {
         (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {})]),
     "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",
                   [(["benchmarks.calibration"], {})]),
-    "experiments": ("the report's seeds and ablations, two runs at a time, resumable",
+    "experiments": ("the report's seeds (alone, timed) and ablations (two runs at a time), resumable",
                     [(["experiments.run", "--all", "--jobs", "2"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
