@@ -62,6 +62,12 @@ def evaluation(summary: dict) -> dict:
             "eval_worst_arm": float(min(arms)), "eval_best_arm": float(max(arms))}
 
 
+def sharing(runs: list) -> str:
+    """How the runs shared the machine (summary.json's concurrent_runs): "alone", "2 at a time", or both."""
+    counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
+    return " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
+
+
 # What each compared quantity is called, and which way is better: +1 higher, -1 lower (sooner).
 METRICS = {
     "first_30": ("first episode at 30", -1),

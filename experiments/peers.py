@@ -116,10 +116,11 @@ def row(name: str, runs: list, verdicts: dict) -> list:
 
 
 def minutes(runs: list, values: list) -> str:
-    """Minutes to solve, or for the run's 100 episodes where it did not solve: the range over seeds."""
+    """Minutes to solve, or for the run's 100 episodes where it did not solve: the range over seeds,
+    then whether all solved and how the runs shared the machine."""
     solved = sum(bool(r["summary"]["solved_at"]) for r in runs)
-    note = "" if solved == len(runs) else " (never solved)" if not solved else f" (solved in {solved} of {len(runs)})"
-    return span("eval", values) + note
+    notes = ([] if solved == len(runs) else ["never solved"] if not solved else [f"solved in {solved} of {len(runs)}"])
+    return f"{span('eval', values)} ({'; '.join(notes + [claims.sharing(runs)])})"
 
 
 def peers_table(results: dict | None = None) -> str:

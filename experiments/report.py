@@ -397,13 +397,7 @@ def ablation_row(variant: str, runs: list) -> list:
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f}, "
             f"{max(get('best_arm_1_100')):.1f})",
             span("mean_91_100", get("mean_91_100")), f"{sum(get('solved_by_100'))} of {len(stats)}",
-            evaluation, span("eval", get("minutes")) + f" ({sharing(runs)})"]
-
-
-def sharing(runs: list) -> str:
-    """How many runs shared the machine with these: "alone", "2 at a time", or both."""
-    counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
-    return " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
+            evaluation, span("eval", get("minutes")) + f" ({claims.sharing(runs)})"]
 
 
 def ablation_table(results: dict) -> str:

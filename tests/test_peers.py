@@ -171,7 +171,7 @@ def test_text_says_in_plain_words_where_a_peer_beats_the_agent(tmp_path):
     assert f"{label} beats the agent on mean of episodes 1-100: " in text
     assert f"{label} beats the agent on minutes to solve: 0.5 against 1.0 on seeds 0, 1, 2" in text
     assert "No peer beats" not in text
-    assert rows_of(side.peers_table(results))[1][5] == "0.5"
+    assert rows_of(side.peers_table(results))[1][5] == "0.5 (alone)"
 
 
 def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
@@ -180,7 +180,7 @@ def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, **summaries)
     assert [c.metric for c in side.comparisons(results)["td3"]] == list(claims.METRICS)
     assert "minutes" not in side.peers_text(results)
-    assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved)"
+    assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved; alone)"
 
 
 def test_minutes_are_not_compared_between_runs_alone_and_runs_that_shared_the_machine(tmp_path):
