@@ -1178,9 +1178,8 @@ def seed_streams(seed: int) -> dict:
 # Check: after 12 steps of made-up transitions with learning from the start and $n = 5$, the
 # buffer holds the $20 \times 8$ transitions emitted so far (the first at step 5), and the agent
 # has learned at every step since the buffer first held a batch of 32 (steps 6 to 12); the
-# updates have set the sampled priorities from their TD errors; the behaviour policy without
-# noise acts as the actor's mean weights; and the episodes' $n$ and learning interval follow the
-# schedule, whose fast episodes end early, with `fast_until` set, once an earlier episode's mean score reached it.
+# updates have set the sampled priorities from their TD errors; and the behaviour policy without
+# noise acts as the actor's mean weights.
 
 # %% tags=["nbval-check-output"]
 check = Agent(Config(buffer_size=1000, batch_size=32, warmup=0, n_step_ramp=0), state_size, action_size, num_agents)
@@ -1199,6 +1198,12 @@ mean_actions = check.actor(check.norm(torch.as_tensor(s))).clamp(-1, 1)
 noise_free = torch.equal(torch.as_tensor(check.act(s, explore=False)), mean_actions)
 print("the behaviour policy without noise acts as the actor's mean weights:", noise_free)
 assert noise_free
+
+# %% [markdown]
+# Check: the episodes' $n$ (section 3) and learning interval follow the schedule, whose fast
+# episodes end early, with `fast_until` set, once an earlier episode's mean score reached it.
+
+# %% tags=["nbval-check-output"]
 ramp = Agent(Config(buffer_size=1000), state_size, action_size, num_agents)
 schedule = {}
 fast = ramp.cfg.fast_episodes
