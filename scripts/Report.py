@@ -325,9 +325,9 @@ show(report.replica_table(full, solving))
 # and SAC on the same 20 arms, the same seeds and the same machine, for 100 episodes, with
 # RL-Zoo's MuJoCo hyperparameters and this agent's update schedule (`benchmarks/peers.py` names
 # each hyperparameter and its source; each run's `config.json` holds what ran), and evaluates each
-# final policy noise-free on the agent's unseen goals. Where they have run, the rows "RL-Zoo's
-# schedule" train the same peers with RL-Zoo's own update schedule, an update every step of the
-# 20 arms, several times the agent's updates (`python -m benchmarks.peers --runs td3_zoo sac_zoo`). The full
+# final policy noise-free on the agent's unseen goals. The rows "RL-Zoo's schedule" train the
+# same peers with RL-Zoo's own update schedule, an update every step of the 20 arms, several
+# times the agent's updates (`python -m benchmarks.peers --runs td3_zoo sac_zoo`). The full
 # agent's rows are its seeds of section 3; verdicts follow the rule of section 5.1, and minutes
 # are compared only where every paired run solved and all shared the machine alike (the line
 # above the table says how many runs ran at a time).
