@@ -287,7 +287,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     summary.update(
         environment=f"built-in replica through reacher.gym.ReacherVectorEnv ({arms} arms, one world, "
                     f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
-        machine=machine(), commit=commit_of({"commit": started_with}), seed=seed, variant=name, concurrent_runs=concurrent,
+        machine=machine(), commit=commit_of(started_with), seed=seed, variant=name, concurrent_runs=concurrent,
         eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
         algorithm=algo, gradient_updates=int(model._n_updates), gradient_updates_expected=expected,
         last_fast_episode=callback.fast_end,

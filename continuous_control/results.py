@@ -113,17 +113,16 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
                "wall_seconds": history["wall"][-1],
                "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
                "environment": getattr(env, "description", "Unity build"),
-               "machine": machine(), "commit": commit_of(history), "seed": agent.cfg.seed}
+               "machine": machine(), "commit": commit_of(history.get("commit")), "seed": agent.cfg.seed}
     with open(os.path.join(run_dir, "summary.json"), "w") as f:
         json.dump(summary, f, indent=2)
     return summary
 
 
-def commit_of(history: dict) -> str:
-    """The commit a run started with (TrainingRun records it), noting a change of code since."""
+def commit_of(start: str | None) -> str:
+    """The commit a run started with (code_version() then), noting a change of code since."""
     now = code_version()
-    start = history.get("commit", now)
-    return start if start == now else f"{start} (at its end: {now})"
+    return now if start in (None, now) else f"{start} (at its end: {now})"
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:

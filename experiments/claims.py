@@ -134,9 +134,10 @@ def expected_by_chance(comparisons: list) -> float:
     return sum(chance_apart(len(c.seeds), len(c.seeds)) for c in comparisons if c.verdict != TOO_FEW)
 
 
-def too_few(comparisons: list) -> str:
+def too_few(comparisons: list, baseline: str = "the full agent") -> str:
+    """What a variant (or peer) whose comparisons all have too few seeds is told."""
     n = len(comparisons[0].seeds)
-    return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with the full agent, the rule needs {MIN_SEEDS}"
+    return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with {baseline}, the rule needs {MIN_SEEDS}"
 
 
 def chance_sentence(comparisons: dict) -> str:

@@ -91,8 +91,7 @@ def name_of(metric: str) -> str:
 def verdict(cs: list) -> str:
     """A peer's comparisons in a phrase: where it is clearly better or worse than the full agent."""
     if all(c.verdict == claims.TOO_FEW for c in cs):
-        n = len(cs[0].seeds)
-        return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with the agent, the rule needs {claims.MIN_SEEDS}"
+        return claims.too_few(cs, "the agent")
     worse = [name_of(c.metric) for c in cs if better(c) is False]
     good = [name_of(c.metric) for c in cs if better(c) is True]
     parts = (["clearly worse than the agent on " + ", ".join(worse)] if worse else []) + (

@@ -52,9 +52,12 @@ def repeated_by(run: dict, root: str = ROOT) -> str:
         theirs = load_run(folder)
         name = f"`{os.path.relpath(folder, root)}/`"
         n = min(len(theirs["scores"]["mean"]), len(run["scores"]["mean"]))
-        if np.allclose(theirs["scores"]["mean"][:n], run["scores"]["mean"][:n], atol=1e-4):
-            (copies if "source" in theirs["summary"] else same).append(name if "source" in theirs["summary"]
-                                                                         else f"{name} ({n} episodes)")
+        if not np.allclose(theirs["scores"]["mean"][:n], run["scores"]["mean"][:n], atol=1e-4):
+            continue
+        if "source" in theirs["summary"]:
+            copies.append(name)
+        else:
+            same.append(f"{name} ({n} episodes)")
     copied = (f"{' and '.join(copies)} {'is' if len(copies) == 1 else 'are'} this run, copied as the seeds table's "
               f"seed {seed}. " if copies else "")
     if same:
