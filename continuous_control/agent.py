@@ -336,7 +336,7 @@ class PrioritizedReplay:
         self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, batch: int, beta: float):
-        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j (j in the batch), the batch."""
+        """Indices, importance weights w_i = (N P(i))^-beta / max_j (N P(j))^-beta (j in the batch), the batch."""
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)

@@ -120,9 +120,9 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # A Reacher episode ends because a clock runs out at 1001 steps, not because the arm reached a
 # state with no future. And the step that reports `done` has already reset the arm: its "next
 # state" is the **next** episode's first state. Both facts shape how transitions are stored
-# (section 3). The environment shows the second: after 1000 steps of random play, the 1001st
-# step reports `done` for every arm and returns the start state (both links hanging straight
-# down, at rest).
+# (sections 2.2 and 3). The environment shows the second: after 1000 steps of random play,
+# the 1001st step reports `done` for every arm and returns the start state (both links hanging
+# straight down, at rest).
 
 # %% tags=["nbval-check-output"]
 rng = np.random.default_rng(1)
@@ -742,7 +742,7 @@ class PrioritizedReplay:
         self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, batch: int, beta: float):
-        """Indices, importance weights w_i = (N P(i))^-beta / max_j w_j (j in the batch), the batch."""
+        """Indices, importance weights w_i = (N P(i))^-beta / max_j (N P(j))^-beta (j in the batch), the batch."""
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)

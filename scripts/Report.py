@@ -86,10 +86,10 @@ cfg, full = solving["config"], results["full"]
 #    $p_i = |\delta_i| + c$, its last TD error plus a small constant $c$ (`priority_offset`) that
 #    keeps every transition in play, and is sampled with probability
 #    $P(i) = p_i^\alpha / \sum_k p_k^\alpha$ from a sum tree; each sample's squared TD error is
-#    weighted by $w_i = (N P(i))^{-\beta} / \max_j w_j$. The maximum is taken over the batch, so
-#    the correction is exact only up to a per-batch scale; $\beta$ grows linearly from
-#    `beta_start` to 1 over `beta_steps` environment steps (section 1.1 gives both, and the
-#    $\beta$ a run solved at episode 100 stops at).
+#    weighted by $w_i = (N P(i))^{-\beta} / \max_j (N P(j))^{-\beta}$. The maximum is taken
+#    over the batch, so the correction is exact only up to a per-batch scale; $\beta$ grows
+#    linearly from `beta_start` to 1 over `beta_steps` environment steps (section 1.1 gives
+#    both, and the $\beta$ a run solved at episode 100 stops at).
 # 3. **NoisyNet** (Fortunato et al. 2018). Exploration comes from learned, factorised Gaussian
 #    noise on the actor's weights, $W = \bar W + \sigma^W \odot \varepsilon^W$ (mean weights
 #    $\bar W$, learned noise scales $\sigma^W$; $W$, not $w$, which is an importance weight above),
@@ -168,14 +168,14 @@ show(report.diagnostics_text(solving))
 # %% [markdown]
 # ### 2.1 A new transition's priority: the recent maximum against the largest ever
 #
-# Prioritized replay [3] inserts each new transition at the largest priority seen so far. That
-# maximum is set in the first episodes, when the TD errors are large, and can stay above the
-# later ones, so that new transitions take a large share of the sampling. The agent inserts
-# them at the largest priority of the last `priority_window` updates instead (notebook
-# section 4.2); the ablation `all_time_max_priority` keeps the largest ever. Below, from each
-# run's diagnostics: how much more often new transitions were replayed than their share of the
-# buffer, where a new transition's priority ended against the TD errors, and how much of the
-# sampling probability the transitions never replayed held at the end; then the scores,
+# Prioritized replay (Schaul et al. 2016) inserts each new transition at the largest priority
+# seen so far. That maximum is set in the first episodes, when the TD errors are large, and can
+# stay above the later ones, so that new transitions take a large share of the sampling. The
+# agent inserts them at the largest priority of the last `priority_window` updates instead
+# (notebook section 4.2); the ablation `all_time_max_priority` keeps the largest ever. Below,
+# from each run's diagnostics: how much more often new transitions were replayed than their share
+# of the buffer, where a new transition's priority ended against the TD errors, and how much of
+# the sampling probability the transitions never replayed held at the end; then the scores,
 # compared by the claims rule of section 5.1.
 
 # %%
