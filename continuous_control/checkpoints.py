@@ -9,10 +9,16 @@ A checkpoint is one file, `checkpoint.npz`: the replay buffer's arrays and, as o
 bytes, the state (networks, optimisers, counters, every random generator, the history). It is
 written under a temporary name and renamed into place, so an interruption at any moment leaves
 either the old checkpoint or the new one, never a mix.
+
+With `background=True` (as training saves) the state is taken at once, copies and all, and the
+file is written by a second thread while training goes on, on the core that training leaves
+free: the replay is hundreds of megabytes, about half a second to write. One write is under way
+at a time; the next save, a load, `set_aside` and `wait_for_checkpoint` wait for it.
 """
 import hashlib
 import io
 import os
+import threading
 import types
 from dataclasses import asdict
 
@@ -92,8 +98,25 @@ def _random_state(agent, env) -> dict:
             "env": physics.rng.bit_generator.state if physics is not None else None}
 
 
-def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str) -> None:
-    """Everything needed to resume after `episode`, in one file swapped in by one rename."""
+_writing = None        # the checkpoint being written in the background
+
+
+def wait_for_checkpoint() -> None:
+    """Return once no checkpoint is being written; raise what the last background write raised."""
+    global _writing
+    if _writing is not None:
+        _writing.join()
+        error, _writing = _writing.error, None
+        if error is not None:
+            raise error
+
+
+def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str,
+                    background: bool = False) -> None:
+    """Everything needed to resume after `episode`, in one file swapped in by one rename; with
+    `background`, written by a second thread from copies taken now."""
+    global _writing
+    wait_for_checkpoint()
     os.makedirs(folder, exist_ok=True)
     m = agent.memory
     state = {
@@ -105,17 +128,41 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
-    torch.save(state, blob)
-    replay = {name: getattr(m, name)[:m.size] for name in REPLAY}
+    torch.save(state, blob)                    # serialised now: training may change every tensor after this
+    arrays = {"state": np.frombuffer(blob.getvalue(), np.uint8), "priorities": m.priorities[np.arange(m.size)],
+              **{name: getattr(m, name)[:m.size] for name in REPLAY}}
+    if not background:
+        _write(folder, arrays)
+        return
+    arrays.update({name: arrays[name].copy() for name in REPLAY})     # the buffer goes on filling
+    _writing = _Writer(folder, arrays)
+    _writing.start()
+
+
+def _write(folder: str, arrays: dict) -> None:
     temporary = os.path.join(folder, FILE + ".tmp")
     with open(temporary, "wb") as f:
-        np.savez(f, state=np.frombuffer(blob.getvalue(), np.uint8),
-                 priorities=m.priorities[np.arange(m.size)], **replay)
+        np.savez(f, **arrays)
     os.replace(temporary, os.path.join(folder, FILE))      # atomic: the old checkpoint or this one
+
+
+class _Writer(threading.Thread):
+    """`_write` on a thread of its own; what it raised waits in `error` for `wait_for_checkpoint`."""
+
+    def __init__(self, folder: str, arrays: dict):
+        super().__init__(name="checkpoint")
+        self.folder, self.arrays, self.error = folder, arrays, None
+
+    def run(self) -> None:
+        try:
+            _write(self.folder, self.arrays)
+        except BaseException as error:
+            self.error = error
 
 
 def set_aside(folder: str) -> str:
     """Rename a checkpoint folder to the first free `<folder>.old-<k>`; never delete it."""
+    wait_for_checkpoint()
     k = 1
     while os.path.exists(f"{folder}.old-{k}"):
         k += 1
@@ -126,6 +173,7 @@ def set_aside(folder: str) -> str:
 def load_checkpoint(folder: str, agent, env, fingerprint: str):
     """Restore a checkpoint of the same configuration and code into `agent` and `env`; return
     (episode, history), or None (with the reason printed) when there is none to reuse."""
+    wait_for_checkpoint()
     path = os.path.join(folder, FILE)
     if not os.path.exists(path):
         print(f"No checkpoint in {folder}: starting afresh.")

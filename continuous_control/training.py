@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .checkpoints import load_checkpoint, save_checkpoint, set_aside
+from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
 from .progress import LiveCurve, Progress
 from .results import TARGET_SCORE, WINDOW, code_version, save_results
 
@@ -103,11 +103,12 @@ class TrainingRun:
                   f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
             self.curve.draw(h)
         if episode % self.checkpoint_every == 0 or self.finished():
-            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint)
+            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, background=True)
         return self.finished()
 
     def finish(self) -> dict:
         """Close the displays and write the result files; the history of every episode."""
+        wait_for_checkpoint()                  # the last checkpoint is on disk before the run counts as done
         self.progress.close(self.episode)
         self.curve.close(self.history)
         save_results(self.run_dir, self.agent, self.history, self.env)

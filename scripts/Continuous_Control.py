@@ -411,8 +411,7 @@ class DDPG:
     def update_targets(self) -> None:
         """Step 3: target <- target + tau (online - target), in place, for every parameter."""
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-            for t, o in zip(target.parameters(), online.parameters()):
-                t.lerp_(o, self.cfg.tau)
+            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)   # all of a network's at once
 
 
 # %% [markdown]
@@ -835,6 +834,11 @@ for window in (2, 0):             # after one large TD error and two small ones:
 # $(\sigma^W \odot f(\varepsilon^{out}) f(\varepsilon^{in})^\top)\,x = f(\varepsilon^{out}) \odot \sigma^W (f(\varepsilon^{in}) \odot x)$.
 
 # %% tags=["export"]
+def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
+    """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
+    return eps.sign() * eps.abs().sqrt()
+
+
 class NoisyLinear(nn.Module):
     """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
 
@@ -852,7 +856,7 @@ class NoisyLinear(nn.Module):
 
     def set_noise(self, eps: torch.Tensor) -> None:
         """eps: in_features + out_features standard normal numbers (or a row of them per row of x)."""
-        f = eps.sign() * eps.abs().sqrt()
+        f = signed_sqrt(eps)
         self.eps_in.copy_(f[..., :self.in_features])
         self.eps_out.copy_(f[..., self.in_features:])
         self.noisy = True
@@ -860,14 +864,18 @@ class NoisyLinear(nn.Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
+    def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The weight and bias of one noise sample: w_mean + w_sigma * (f_out f_in^T), b_mean + b_sigma * f_out."""
+        return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+                torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
             return F.linear(x, self.weight_mean, self.bias_mean)
         if self.eps_in.dim() == 2:       # a noise sample per row of x: f_out * (sigma_w (f_in * x))
             noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
             return F.linear(x, self.weight_mean, self.bias_mean) + self.eps_out * noise
-        weight = torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(self.eps_out, self.eps_in))  # w_mean + w_sigma * (f_out f_in^T)
-        return F.linear(x, weight, torch.addcmul(self.bias_mean, self.bias_sigma, self.eps_out))
+        return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
 
 
 # %% [markdown]
@@ -956,10 +964,20 @@ class NoisyActor(Actor):
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
-            f = (eps.sign() * eps.abs().sqrt()).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            f = signed_sqrt(eps).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
             buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
             for buffer, part in zip(buffers, f):
                 buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
+
+    @torch.no_grad()
+    def draw(self, eps: torch.Tensor, into: Actor) -> None:
+        """Write into the plain actor `into` the weights of one noise sample (`noise_size` numbers;
+        zeros give the mean weights): `into` then acts as this actor with that noise."""
+        f = signed_sqrt(eps.to(self.layers[0].weight_mean)).split(self.sizes)
+        for k, (layer, plain) in enumerate(zip(self.layers, into.layers)):
+            weight, bias = layer.noisy_weights(f[2 * k], f[2 * k + 1])
+            plain.weight.copy_(weight)
+            plain.bias.copy_(bias)
 
 
 class OrnsteinUhlenbeck:
@@ -1013,14 +1031,19 @@ assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in
 #
 # ### 6.1 The behaviour policy
 #
-# What acts is the **behaviour policy**: a copy of the normaliser and the actor, plus this step's
+# What acts is the **behaviour policy**: a copy of the normaliser and an actor with this step's
 # exploration noise. The agent refreshes it once per step, after the environment step and before
 # that step's update, so each step acts with the weights of one update before: a difference of
-# one learning-rate step, and it lets the update and the acting never share a tensor. The actor's
-# weights are copied only when an update has changed them. With
-# NoisyNet, the noise is the Ornstein-Uhlenbeck process of 5.2 in the actor's weights; with
-# action noise, the process (or white Gaussian noise) added to the actions; with `explore=False`,
-# none, which gives the mean weights.
+# one learning-rate step, and it lets the update and the acting never share a tensor.
+#
+# With NoisyNet and one noise sample for all arms (the default), the refresh draws the
+# Ornstein-Uhlenbeck noise $\varepsilon_t$ of 5.2 and writes the weights it gives,
+# $\bar W + \sigma^W \odot f(\varepsilon^{out}) f(\varepsilon^{in})^\top$ for each layer, into a plain
+# `Actor` (`NoisyActor.draw`): the noisy weights are made once per step, and acting costs one plain
+# forward pass. With a sample per arm, the behaviour keeps a `NoisyActor` of its own (no single
+# weight matrix serves 20 samples), copied from the learner's only when an update has changed it;
+# with action noise, a plain actor copied the same way, and the process (or white Gaussian noise)
+# added to the actions. With `explore=False`: no noise, which gives the mean weights.
 
 # %% tags=["export"]
 class Behaviour(nn.Module):
@@ -1033,21 +1056,25 @@ class Behaviour(nn.Module):
         self.norm, self.actor = Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
         self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
         noisy = cfg.exploration == "noisynet"
-        shape = actor.noise_shape if noisy else (num_agents, action_size)
+        self.draws = noisy and not cfg.noise_per_arm       # `actor` is plain: the learner's actor draws its weights
+        shape = (num_agents, action_size) if not noisy else actor.noise_shape if cfg.noise_per_arm else learner.actor.noise_shape
         self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, 1.0 if noisy else cfg.action_noise, generator)
 
     @torch.no_grad()
     def refresh(self, explore: bool = True) -> None:
-        """Copy the learner's actor (if an update changed it) and state statistics, and draw this step's noise."""
+        """Copy the learner's state statistics, and its actor with this step's noise."""
         learner = self.learner
+        for copy, source in zip(self.norm.buffers(), learner.norm.buffers()):
+            copy.copy_(source)
+        if self.draws:                         # one sample for all arms; noise 0: the mean weights
+            learner.actor.draw(self.noise.sample() if explore else torch.zeros(learner.actor.noise_size), into=self.actor)
+            return
         if self.copied != learner.updates or not explore:      # explore=False: always the actor as it is now
             for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
                 copy.copy_(source)
             self.copied = learner.updates
-        for copy, source in zip(self.norm.buffers(), learner.norm.buffers()):
-            copy.copy_(source)
         exploration = self.cfg.exploration
-        if exploration == "noisynet":          # noise 0 in every layer: the mean weights
+        if exploration == "noisynet":          # a sample per arm
             self.actor.set_noise(self.noise.sample() if explore else torch.zeros(self.actor.noise_size))
         elif explore and exploration == "ou":
             self.action_noise.copy_(self.noise.sample())
@@ -1110,7 +1137,8 @@ class Agent(DDPG):
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
                                         if noisy else Actor(state_size, action_size, cfg.hidden))
         super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
-        acting = make_actor(num_agents if cfg.noise_per_arm else None)     # acting noise per arm, or shared
+        # what acts: noisy layers for a noise sample per arm; else a plain actor (the shared noise is drawn into its weights)
+        acting = make_actor(num_agents) if cfg.noise_per_arm else Actor(state_size, action_size, cfg.hidden)
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
                                         cfg.priority_window)

@@ -24,8 +24,10 @@ def run_steps(agent: Agent, steps: int, seed: int = 0) -> list:
     for _ in range(steps):
         actions = agent.act(states)
         next_states = rng.standard_normal((ARMS, S))
+        means = [layer.weight_mean.detach().clone() for layer in agent.actor.layers]   # what step's refresh reads
         agent.step(states, actions, rng.random(ARMS) * 0.04, next_states, False)
-        noise.append([layer.eps_in.detach().cpu().clone() for layer in agent.behaviour.actor.layers])
+        # the next step's acting weights less the mean weights they were drawn from: the noise
+        noise.append([(plain.weight - mean).cpu() for plain, mean in zip(agent.behaviour.actor.layers, means)])
         states = next_states
     return noise
 

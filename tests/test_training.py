@@ -90,6 +90,48 @@ def test_interrupted_checkpoint_write_leaves_the_previous_checkpoint(reference, 
     assert resumed["arms"] == reference["arms"]
 
 
+def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_saved(tmp_path, monkeypatch):
+    """Training goes on while the file is written, and changes the replay and the weights in
+    place: the background checkpoint must still be the one a plain save makes at that moment.
+    The writer is held until training has moved on, so the test does not depend on who is faster."""
+    import threading
+    agent = Agent(Config(**{**SMALL, "warmup": 64}), 33, 4, 20)
+    agent.begin_episode(1)
+    rng = np.random.default_rng(0)
+
+    def steps(n):
+        for _ in range(n):
+            s = rng.standard_normal((20, 33)).astype(np.float32)
+            agent.step(s, agent.act(s), rng.random(20), s, False)
+    steps(10)
+    checkpoints.save_checkpoint(tmp_path / "plain", agent, None, 1, {"mean": [1.0]}, "code")
+    moved_on, write = threading.Event(), checkpoints._write
+    monkeypatch.setattr(checkpoints, "_write", lambda *args: (moved_on.wait(60), write(*args)))
+    checkpoints.save_checkpoint(tmp_path / "background", agent, None, 1, {"mean": [1.0]}, "code", background=True)
+    steps(10)                                      # priorities, flags and weights change under the writer
+    moved_on.set()
+    checkpoints.wait_for_checkpoint()
+    with np.load(tmp_path / "plain" / checkpoints.FILE) as plain, \
+            np.load(tmp_path / "background" / checkpoints.FILE) as background:
+        assert sorted(plain.files) == sorted(background.files)
+        for name in plain.files:
+            np.testing.assert_array_equal(plain[name], background[name], err_msg=name)
+    assert agent.updates > 5 and agent.memory.size > 64
+
+
+def test_a_failed_background_write_is_raised_and_keeps_the_previous_checkpoint(tmp_path):
+    agent = Agent(Config(**SMALL), 33, 4, 20)
+    checkpoints.save_checkpoint(tmp_path, agent, None, 1, {"mean": [1.0]}, "code", background=True)
+    checkpoints.wait_for_checkpoint()
+    before = (tmp_path / checkpoints.FILE).read_bytes()
+    os.makedirs(tmp_path / (checkpoints.FILE + ".tmp"))        # the temporary file cannot be opened
+    checkpoints.save_checkpoint(tmp_path, agent, None, 2, {"mean": [1.0, 2.0]}, "code", background=True)
+    with pytest.raises(IsADirectoryError, match="checkpoint.npz.tmp"):
+        checkpoints.wait_for_checkpoint()
+    checkpoints.wait_for_checkpoint()                          # raised once; nothing is pending now
+    assert (tmp_path / checkpoints.FILE).read_bytes() == before
+
+
 def test_a_new_run_starts_afresh_and_keeps_the_old_checkpoint(tmp_path, capsys):
     first = run(tmp_path, 1)
     capsys.readouterr()
