@@ -195,7 +195,7 @@ class DDPG:
     def update_targets(self) -> None:
         """Step 3: target <- target + tau (online - target), in place, for every parameter."""
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)   # all of a network's at once
+            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
 
 
 # --- 3. n-step targets ---
@@ -463,7 +463,7 @@ class OrnsteinUhlenbeck:
 
 # --- 6.1 The behaviour policy ---
 class Behaviour(nn.Module):
-    """What acts: copies of the learner's normaliser and actor, and the exploration noise of this step."""
+    """What acts: a copy of the learner's normaliser, its actor with this step's exploration noise."""
 
     def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
                  generator: torch.Generator):

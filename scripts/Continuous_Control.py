@@ -348,8 +348,9 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 # No transition has a terminal flag: the Reacher's episodes end on a clock, and a state near the
 # clock's end is worth as much as any other, which the critic cannot see. So targets bootstrap
 # through the time limit [7]. Adam runs over each network's list of parameters in one fused
-# kernel (`fused=True`), the clip is PyTorch's `clip_grad_norm_`, and the soft update is
-# `torch.lerp`, parameter by parameter: they work on the networks' own parameters, so that moving
+# kernel (`fused=True`), the clip is PyTorch's `clip_grad_norm_`, and the soft update is one
+# `torch._foreach_lerp_` call over each network's parameters (the `lerp` of every parameter, issued
+# at once, as Adam's `foreach` path does): they work on the networks' own parameters, so that moving
 # or casting the networks (`agent.to("cuda")`, `agent.to(torch.float64)`) leaves every part
 # connected (6.2).
 
@@ -411,7 +412,7 @@ class DDPG:
     def update_targets(self) -> None:
         """Step 3: target <- target + tau (online - target), in place, for every parameter."""
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)   # all of a network's at once
+            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
 
 
 # %% [markdown]
@@ -920,7 +921,10 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 #
 # `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers. Its `set_noise` takes one vector of
 # `noise_size` standard normal numbers and gives each layer its share, which the layer keeps in
-# its own buffers (no buffer is a view into another, so moving the actor keeps the noise).
+# its own buffers (no buffer is a view into another, so moving the actor keeps the noise). Its
+# `draw` instead writes the weights of one noise sample into a plain `Actor`, which then acts as
+# the noisy actor with that noise at the cost of a plain forward pass: the behaviour policy of 6.1
+# acts so.
 #
 # An arm has inertia, so noise drawn afresh every step may average out before the arm moves.
 # This project's design therefore **draws the acting noise $\varepsilon_t$ (all of the actor's
@@ -996,7 +1000,8 @@ class OrnsteinUhlenbeck:
 
 # %% [markdown]
 # Check: one call sets every layer's noise ($f(\varepsilon)$ in each layer's buffers); with noise
-# the same states give other actions, with `None` the mean weights; and the process keeps unit
+# the same states give other actions, with `None` the mean weights; a plain actor drawn with the
+# same noise acts exactly as the noisy one; and the process keeps unit
 # variance (a wrong increment scale would drift from it) with a correlation of about
 # $(1 - 0.15)^\ell$ at lag $\ell$.
 
@@ -1017,6 +1022,11 @@ with torch.no_grad():
     mean_only = noisy_actor(s)
 print(f"largest change of an action by the noise: {(acting - mean_only).abs().max():.3f}")
 assert not torch.allclose(acting, mean_only)
+drawn = Actor(state_size, action_size, hidden)
+noisy_actor.draw(eps, into=drawn)
+with torch.no_grad():
+    print("a plain actor drawn with the same noise acts as the noisy actor:", torch.equal(drawn(s), acting))
+    assert torch.equal(drawn(s), acting)
 ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
 path = torch.stack([ou.sample() for _ in range(11)])
 lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
@@ -1047,7 +1057,7 @@ assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in
 
 # %% tags=["export"]
 class Behaviour(nn.Module):
-    """What acts: copies of the learner's normaliser and actor, and the exploration noise of this step."""
+    """What acts: a copy of the learner's normaliser, its actor with this step's exploration noise."""
 
     def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
                  generator: torch.Generator):
