@@ -523,8 +523,7 @@ class Agent(DDPG):
         make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
                                         if noisy else Actor(state_size, action_size, cfg.hidden))
         super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
-        # what acts: noisy layers for a noise sample per arm; else a plain actor (the shared noise is drawn into its weights)
-        acting = make_actor(num_agents) if cfg.noise_per_arm else Actor(state_size, action_size, cfg.hidden)
+        acting = make_actor(num_agents) if cfg.noise_per_arm else Actor(state_size, action_size, cfg.hidden)   # per-arm noise, or plain (6.1)
         self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
                                         cfg.priority_window)
