@@ -160,7 +160,13 @@ def load_variant(variant: str, root: str = "results") -> list:
     return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]
 
 
-def load_results(root: str = "results") -> dict:
-    """{variant: [runs]} for the variants that have results in <root>, in the order of VARIANTS."""
+def load_results(root: str = "results", need: tuple = ()) -> dict:
+    """{variant: [runs]} for the variants that have results in <root>, in the order of VARIANTS;
+    FileNotFoundError naming any variant of `need` with no finished run."""
     found = {v: load_variant(v, root) for v in VARIANTS}
-    return {v: runs for v, runs in found.items() if runs}
+    results = {v: runs for v, runs in found.items() if runs}
+    missing = [v for v in need if v not in results]
+    if missing:
+        raise FileNotFoundError(f"no finished run of {', '.join(missing)} in {os.path.join(ROOT, root)} "
+                                f"(a folder seed<k>/ with summary.json): `make experiments` makes them")
+    return results

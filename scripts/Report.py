@@ -53,7 +53,7 @@ from experiments.report import show
 from experiments.summarize import compute_block, describe_runs
 
 RUN_DIR = os.environ.get("REPORT_RUN_DIR", "checkpoints")    # the solving run; tests point it elsewhere
-solving, results = load_run(RUN_DIR), load_results()
+solving, results = load_run(RUN_DIR), load_results(need=("full",))
 cfg, full = solving["config"], results["full"]
 
 # %% [markdown]

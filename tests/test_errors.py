@@ -70,3 +70,11 @@ def test_non_executable_unity_build(tmp_path):
         find_unity_build(str(build))
     os.chmod(build, 0o755)
     assert find_unity_build(str(tmp_path / "Reacher")) == str(build)
+
+
+def test_results_without_a_needed_variant_name_it(tmp_path):
+    from continuous_control.results import load_results
+    (tmp_path / "full" / "seed0").mkdir(parents=True)        # a run that never finished: no summary.json
+    assert load_results(str(tmp_path)) == {}
+    with pytest.raises(FileNotFoundError, match=r"no finished run of full in .*make experiments"):
+        load_results(str(tmp_path), need=("full",))
