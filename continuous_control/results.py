@@ -139,6 +139,20 @@ def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
+def save_evaluation(run_dir: str) -> dict:
+    """`evaluate` a finished run once and keep the result in its summary.json (eval_noise_free_5,
+    eval_arm_means), so that tables read it from the file on any machine; the summary."""
+    path = os.path.join(ROOT, run_dir, "summary.json")
+    summary = json.load(open(path))
+    if "eval_noise_free_5" not in summary:
+        evaluation = evaluate(os.path.join(ROOT, run_dir), summary["seed"])
+        summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"])
+        with open(path + ".tmp", "w") as f:
+            json.dump(summary, f, indent=2)
+        os.replace(path + ".tmp", path)
+    return summary
+
+
 def load_run(path: str) -> dict:
     """A run folder (relative to the project root, or absolute): its configuration, summary, the
     per-episode scores as numpy columns and the per-arm scores (episodes x arms)."""

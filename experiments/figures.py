@@ -9,7 +9,7 @@ import os
 import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJoCo's EGL backend)
 from continuous_control.figures import history_of, plot_ablations, plot_scores
 from continuous_control.replay import load_networks, policy_of, render_replay
-from continuous_control.results import ROOT, load_results, load_run
+from continuous_control.results import ROOT, load_results, load_run, save_evaluation
 from experiments.peers import peer_results, peers_figure
 
 DOC = os.path.join(ROOT, "doc")
@@ -23,6 +23,7 @@ def main() -> None:
 
     from experiments.summarize import write
     os.makedirs(DOC, exist_ok=True)
+    save_evaluation("checkpoints")          # once per run: the README's run block reads it
     policy = policy_of(load_networks("checkpoints"))
     frames, _, renderer = render_replay(policy, steps=60, every=60, width=1200, height=400,
                                         eye=(0.0, 34.0, 22.0), lookat=(0.0, -6.0, -27.0))

@@ -17,7 +17,7 @@ import re
 
 import numpy as np
 
-from continuous_control.results import ROOT, evaluate, load_results, load_run, load_variant
+from continuous_control.results import ROOT, load_results, load_run, load_variant
 from continuous_control.variants import LABELS
 from experiments.claims import all_comparisons, chance_sentence, run_stats, summary_line
 from experiments.tables import markdown_table
@@ -26,11 +26,12 @@ README = os.path.join(ROOT, "README.md")
 
 
 def run_block(run_dir: str = "checkpoints") -> str:
-    """The notebook's run, its exported policy evaluated here as experiments/run.py evaluates the seeds."""
+    """The notebook's run, with the noise-free evaluation saved in its summary (`save_evaluation`, run by
+    `make report`): read from files only, so that the block is the same on every machine."""
     run = load_run(run_dir)
     s = run["summary"]
-    ev = evaluate(os.path.join(ROOT, run_dir), run["config"]["seed"])
-    s["eval_noise_free_5"], s["eval_arm_means"] = ev["episode_means"], ev["arm_means"]
+    if "eval_noise_free_5" not in s:
+        raise ValueError(f"{run_dir}/summary.json has no noise-free evaluation: `make report` saves it")
     return (f"Environment: {s['environment']}. Machine: {s['machine']}.\n\n"
             + markdown_table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes",
@@ -153,8 +154,9 @@ def compute_block(run_dir: str = "checkpoints") -> str:
     hours = sum(r["summary"]["wall_seconds"] for r in runs) / 3600
     notebook = load_run(run_dir)["summary"]["wall_seconds"] / 3600
     jobs = max((r["summary"].get("concurrent_runs", 1) for r in runs), default=1)
-    return (f"{len(runs)} runs in `results/` trained for {hours:.1f} hours in all ({jobs} at a time on this "
-            f"machine's {os.cpu_count()} cores: about {hours / jobs:.1f} hours of wall time), and the notebook's run "
+    machines = "; ".join(sorted({r["summary"].get("machine", "unknown machine") for r in runs}))
+    return (f"{len(runs)} runs in `results/` trained for {hours:.1f} hours in all ({jobs} at a time on {machines}: "
+            f"about {hours / jobs:.1f} hours of wall time), and the notebook's run "
             f"in `{run_dir.rstrip('/')}/` for {notebook * 60:.0f} minutes: {hours + notebook:.1f} hours of training.")
 
 

@@ -10,13 +10,11 @@ import sys
 if sys.platform.startswith("linux") and not os.environ.get("DISPLAY") and "mujoco" not in sys.modules:
     os.environ.setdefault("MUJOCO_GL", "egl")
 
-import numpy as np  # noqa: E402
+# The unityagents 0.4.0 client on numpy 2, with bounded waits (client_hook.py). `make` installs the hook
+# for every program of the environment; importing reacher installs it where that was not done.
+from .client_hook import install_hook  # noqa: E402
 
-# The unityagents 0.4.0 client (a Unity build, or the built-in executable through the real client)
-# checks actions with `isinstance(..., np.float_)`, which numpy 2 removed: give it the alias back.
-# Import reacher (or open the environment with reacher.open_environment) before unityagents.
-if not hasattr(np, "float_"):
-    np.float_ = np.float64
+install_hook()
 
 from .controller import scripted_actions
 from .environment import (BRAIN_NAME, BrainInfo, BrainParameters, ReacherEnvironment,

@@ -13,7 +13,7 @@ import numbers
 
 import numpy as np
 
-from .physics import (ACTION_SIZE, DEFAULT_RESET_PARAMETERS, MAX_STEPS, OBSERVATION_SIZE,
+from .physics import (ACTION_SIZE, DEFAULT_RESET_PARAMETERS, RESET_RANGES, MAX_STEPS, OBSERVATION_SIZE,
                       ReacherPhysics)
 
 BRAIN_NAME = "ReacherBrain"
@@ -216,8 +216,9 @@ class ReacherEnvironment:
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
                 raise UnityEnvironmentException(
                     f"The value for parameter '{key}' must be a finite Integer or Float, got {value!r}.")
-            if key == "goal_size" and value < 0:
-                raise UnityEnvironmentException(f"goal_size must be >= 0, got {value}.")
+            low, high = RESET_RANGES[key]
+            if not low <= value <= high:
+                raise UnityEnvironmentException(f"{key} must be in [{low:g}, {high:g}], got {value!r}.")
         return {k: float(v) for k, v in config.items()}
 
     def _checked_actions(self, vector_action) -> np.ndarray:
@@ -233,11 +234,14 @@ class ReacherEnvironment:
             if vector_action is None:
                 return np.zeros((n, ACTION_SIZE))
         try:
-            actions = np.asarray(vector_action, dtype=np.float64)
+            raw = np.asarray(vector_action)
         except (TypeError, ValueError) as error:
+            raw = np.array(None, dtype=object)
+        if raw.dtype.kind not in "iuf":         # not strings, complex numbers, booleans or objects
             raise UnityActionException(
-                f"Actions must be numbers, an array of shape ({n}, {ACTION_SIZE}); got {type(vector_action).__name__} "
-                f"that cannot be read as numbers ({error}).") from None
+                f"Actions must be real numbers, an array of shape ({n}, {ACTION_SIZE}); got {type(vector_action).__name__} "
+                f"of {raw.dtype.name if raw.dtype.kind != 'O' else 'mixed or ragged items'}.")
+        actions = raw.astype(np.float64)
         if actions.size != n * ACTION_SIZE or actions.ndim > 2 or (actions.ndim == 2 and actions.shape[1] != ACTION_SIZE):
             raise UnityActionException(
                 f"There was a mismatch between the provided action and environment's expectation: "

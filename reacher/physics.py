@@ -15,7 +15,10 @@ rotation of a link is that joint rotation followed by the rest rotation Euler(18
 """
 from __future__ import annotations
 
+import numbers
+
 import mujoco
+
 import numpy as np
 
 from . import physx
@@ -37,6 +40,10 @@ GOAL_HEIGHT = -1.0            # ... in the plane y = -1
 HAND_RADIUS = 1.0             # env, Bodies: hand sphere, world radius 1.0
 REWARD_PER_FRAME = np.float32(0.01)  # env, Reward: 0.01 per overlapping frame, float32 sums
 DEFAULT_RESET_PARAMETERS = {"goal_speed": 1.0, "goal_size": 5.0}  # env, Interface
+# The values a reset may set (not Unity's: it takes any float). goal_speed is degrees a step, so more
+# than a turn a step only aliases, and float32 overflows near 3e38; a goal of size 100 (radius 50) already
+# covers the neighbouring arms, 20 apart.
+RESET_RANGES = {"goal_speed": (-360.0, 360.0), "goal_size": (0.0, 100.0)}
 OBSERVATION_SIZE = 33
 ACTION_SIZE = 4
 # Euler(180, 0, 0) as Unity's float32 quaternion (x, y, z, w): w = cos(pi/2) in float32.
@@ -124,8 +131,8 @@ class ReacherPhysics:
     """
 
     def __init__(self, num_agents: int = 20, seed: int | None = 0, joint_model: str | None = None):
-        if int(num_agents) < 1:
-            raise ValueError(f"num_agents must be at least 1, got {num_agents}")
+        if isinstance(num_agents, bool) or not isinstance(num_agents, numbers.Integral) or num_agents < 1:
+            raise ValueError(f"num_agents must be a whole number of arms, at least 1; got {num_agents!r}")
         self.joint_model = joint_model or DEFAULT_JOINT_MODEL
         if self.joint_model not in JOINT_MODELS:
             raise ValueError(f"unknown joint model {self.joint_model!r}; choose one of {list(JOINT_MODELS)}")

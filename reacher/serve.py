@@ -18,16 +18,19 @@ The generated protobuf classes come from the client's own wheel (`communicator_o
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 
 import numpy as np
 
+from .client_hook import error_file
 from .environment import (ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException,
                           UnityEnvironmentException)
 from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
 
 API_VERSION = "API-4"
 STEP, RESET, QUIT = 0, 1, 2
+ERROR_STATUS = 500          # a refused command (reacher/client_hook.py raises it in the client)
 
 
 def _initialization_message(co):
@@ -66,6 +69,15 @@ def _output_message(co, info):
     return message
 
 
+def _refusal(co, error: Exception):
+    """The answer to a command the environment refuses: status 500 with the reason. The client (with
+    reacher/client_hook.py) raises it; the environment stays up for the next command."""
+    message = co.UnityMessage()
+    message.header.status = ERROR_STATUS
+    message.header.message = str(error)
+    return message
+
+
 def serve(port: int, num_agents: int = 20) -> int:
     try:
         import grpc
@@ -84,15 +96,19 @@ def serve(port: int, num_agents: int = 20) -> int:
     reply = exchange(co.UnityMessage(header=co.Header(status=200)))
     while reply.header.status == 200:
         rl_input = reply.unity_input.rl_input
-        if rl_input.command == RESET:
-            config = dict(rl_input.environment_parameters.float_parameters)
-            info = env.reset(train_mode=rl_input.is_training, config=config)[BRAIN_NAME]
-        elif rl_input.command == STEP:
-            protos = rl_input.agent_actions[BRAIN_NAME].value
-            actions = np.array([list(p.vector_actions) for p in protos], dtype=np.float64)
-            info = env.step(actions)[BRAIN_NAME]
-        else:                                           # QUIT
+        if rl_input.command not in (RESET, STEP):      # QUIT
             break
+        try:
+            if rl_input.command == RESET:
+                config = dict(rl_input.environment_parameters.float_parameters)
+                info = env.reset(train_mode=rl_input.is_training, config=config)[BRAIN_NAME]
+            else:
+                protos = rl_input.agent_actions[BRAIN_NAME].value
+                actions = np.array([list(p.vector_actions) for p in protos], dtype=np.float64)
+                info = env.step(actions)[BRAIN_NAME]
+        except (UnityActionException, UnityEnvironmentException) as error:
+            reply = exchange(_refusal(co, error))
+            continue
         reply = exchange(_output_message(co, info))
     channel.close()
     return 0
@@ -110,6 +126,8 @@ def main(argv=None) -> int:
         return serve(args.port, args.num_agents)
     except (UnityActionException, UnityEnvironmentException) as error:
         print(f"reacher.serve: {error}", file=sys.stderr)
+        with open(error_file(args.port), "w") as f:
+            f.write(str(error))              # for the client (reacher/client_hook.py)
         return 1
     except Exception as error:        # the client went away (closed, killed): end quietly
         import grpc

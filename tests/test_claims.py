@@ -197,12 +197,33 @@ def test_the_reports_prose_types_no_result():
         assert not re.search(r"\b\d+ (of|out of) \d+\b", text), f"a count typed in the report's prose: {c.source[:200]}"
 
 
-def test_every_readme_block_is_what_the_saved_results_give_today():
+def test_every_readme_block_is_what_the_saved_results_give_today(monkeypatch):
     """`make run` (and `make report`) rewrite the README's blocks; a result or a sentence changed
-    since without rewriting them leaves the README stale, and this fails."""
+    since without rewriting them leaves the README stale, and this fails. The blocks read saved files
+    only: on another machine (cores, processor), with no evaluation run, they are the same text."""
+    import platform
+    from continuous_control import results
     from experiments.summarize import BLOCKS
+    monkeypatch.setattr(os, "cpu_count", lambda: 8)
+    monkeypatch.setattr(platform, "machine", lambda: "arm64")
+
+    def no_evaluation(*args, **kwargs):
+        raise AssertionError("a README block ran an evaluation instead of reading the saved one")
+    monkeypatch.setattr(results, "evaluate", no_evaluation)
     readme = open(os.path.join(ROOT, "README.md")).read()
     for name, make in BLOCKS.items():
         found = re.search(rf"<!-- begin: {name} -->\n(.*?)\n<!-- end: {name} -->", readme, re.S)
         assert found, f"README.md has no {name} block"
         assert found.group(1) == make(), f"README.md's {name} block is stale: make report"
+
+
+def test_the_run_block_needs_the_saved_evaluation(tmp_path, monkeypatch):
+    from experiments import summarize
+    fake_run(str(tmp_path / "run"), 0, np.full(3, 10.0), config=None)
+    summary = json.load(open(tmp_path / "run" / "summary.json"))
+    del summary["eval_noise_free_5"]
+    json.dump(summary, open(tmp_path / "run" / "summary.json", "w"))
+    with open(tmp_path / "run" / "config.json", "w") as f:
+        json.dump({"seed": 0}, f)
+    with pytest.raises(ValueError, match="no noise-free evaluation: `make report` saves it"):
+        summarize.run_block(str(tmp_path / "run"))

@@ -19,8 +19,7 @@ pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the built-in ex
 
 CLIENT = textwrap.dedent("""
     import sys, numpy as np
-    import reacher                      # first: on numpy 2 it gives the client the np.float_ it uses
-    from unityagents import UnityEnvironment
+    from unityagents import UnityEnvironment     # as the course does: nothing of this project imported
     worker = int(sys.argv[1])
     env = UnityEnvironment(file_name=sys.argv[2], worker_id=worker, seed=worker, no_graphics=True)
     name = env.brain_names[0]
@@ -36,6 +35,7 @@ CLIENT = textwrap.dedent("""
             break
     assert steps == 1001 and all(info.local_done) and all(info.max_reached), steps
     assert np.allclose(info.vector_observations[:, 1], -4.0)     # the next episode's start
+    assert not any(m == "reacher" or m.startswith("reacher.") for m in sys.modules)
     info = env.reset(train_mode=True, config={"goal_speed": 0.0})[name]
     assert np.all(info.vector_observations[:, 32] == 0.0)
     env.step(np.zeros((20, 4)))
@@ -69,3 +69,113 @@ def test_two_clients_drive_the_executable_and_leave_nothing_behind(tmp_path):
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(alive(p) for p in pids), "an environment process outlived its client"
+
+
+COURSE = textwrap.dedent("""
+    # The opening cells of the course's Continuous_Control.ipynb, as written there.
+    from unityagents import UnityEnvironment
+    import numpy as np
+    import sys
+    env = UnityEnvironment(file_name=sys.argv[1], worker_id=int(sys.argv[2]))
+    brain_name = env.brain_names[0]
+    brain = env.brains[brain_name]
+    env_info = env.reset(train_mode=True)[brain_name]
+    num_agents = len(env_info.agents)
+    action_size = brain.vector_action_space_size
+    states = env_info.vector_observations
+    scores = np.zeros(num_agents)
+    for t in range(50):
+        actions = np.clip(np.random.randn(num_agents, action_size), -1, 1)
+        env_info = env.step(actions)[brain_name]
+        scores += env_info.rewards
+        assert not np.any(env_info.local_done)
+    print("AGENTS", num_agents, "STATE", states.shape[1], "PROJECT", sorted(m for m in sys.modules if m.split(".")[0] == "reacher"))
+""") + "{extra}\nenv.close()\n"
+
+
+def run_client(tmp_path, extra: str = "", worker: int = 0, **environ) -> subprocess.CompletedProcess:
+    """The course's opening cells and `extra` in a fresh interpreter of this environment; at most 120 s."""
+    script = tmp_path / f"course{worker}.py"
+    script.write_text(COURSE.replace("{extra}", textwrap.dedent(extra)))
+    env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "PYTHONPATH")}
+    return subprocess.run([sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker or 30 + os.getpid() % 2000)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env={**env, **environ})
+
+
+def test_the_course_notebook_runs_unchanged_on_numpy_2(tmp_path):
+    import numpy
+    done = run_client(tmp_path)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "AGENTS 20 STATE 33 PROJECT []" in done.stdout
+    assert int(numpy.__version__.split(".")[0]) >= 2 or "float_" in numpy.__dict__
+
+
+REFUSED = """
+    import time
+    for bad, call in [("NaN actions", lambda: env.step(np.full((num_agents, 4), np.nan))),
+                      ("goal_size", lambda: env.reset(config={"goal_size": -1.0}))]:
+        start = time.monotonic()
+        try:
+            call()
+        except Exception as error:
+            print("REFUSED", type(error).__name__, round(time.monotonic() - start, 1), str(error).splitlines()[0])
+    env.reset(train_mode=True)                                  # the environment is still up
+    print("AFTER", len(env.step(np.zeros((num_agents, 4)))[brain_name].rewards))
+"""
+
+
+def test_bad_input_through_the_client_raises_at_once_and_the_environment_stays_up(tmp_path):
+    done = run_client(tmp_path, REFUSED)
+    assert done.returncode == 0, done.stderr[-3000:]
+    refused = [line.split(" ", 3) for line in done.stdout.splitlines() if line.startswith("REFUSED")]
+    assert [r[1] for r in refused] == ["UnityEnvironmentException"] * 2, done.stdout
+    assert all(float(r[2]) < 10 for r in refused)
+    assert "NaN" in refused[0][3] and "goal_size must be in [0, 100]" in refused[1][3]
+    assert "AFTER 20" in done.stdout
+
+
+def test_a_server_killed_mid_run_ends_in_an_error_not_a_hang(tmp_path):
+    done = run_client(tmp_path, """
+        import os, signal
+        os.kill(env.proc1.pid, signal.SIGKILL)
+        try:
+            env.step(np.zeros((num_agents, 4)))
+        except Exception as error:
+            print("ENDED", type(error).__name__, error)
+    """)
+    assert "ENDED UnityEnvironmentException" in done.stdout and "killed by signal 9" in done.stdout, done.stderr[-3000:]
+
+
+def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on(tmp_path):
+    worker = 40 + os.getpid() % 2000
+    first = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+        import sys, time, numpy as np
+        from unityagents import UnityEnvironment
+        env = UnityEnvironment(file_name={BUILT_IN_EXECUTABLE!r}, worker_id={worker})
+        name = env.brain_names[0]
+        env.reset()
+        print("READY", flush=True)
+        sys.stdin.readline()
+        for _ in range(100):
+            env.step(np.zeros((20, 4)))
+        print("FIRST DONE", flush=True)
+        env.close()
+    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    try:
+        assert first.stdout.readline().strip() == "READY"
+        second = run_client(tmp_path, worker=worker)
+        assert second.returncode != 0
+        assert f"worker_id {worker}) is in use" in second.stderr, second.stderr[-3000:]
+        out, err = first.communicate("go\n", timeout=120)
+        assert "FIRST DONE" in out, err[-3000:]
+    finally:
+        first.kill()
+
+
+def test_an_interpreter_without_the_packages_fails_at_once_naming_the_package(tmp_path):
+    bare = tmp_path / "bare" / "bin"
+    subprocess.run([sys.executable, "-m", "venv", "--without-pip", str(bare.parent)], check=True, timeout=120)
+    done = run_client(tmp_path, REACHER_PYTHON=str(bare / "python"))
+    assert done.returncode != 0
+    assert "No module named 'numpy'" in done.stderr and "REACHER_PYTHON" in done.stderr, done.stderr[-3000:]
+    assert "took too long" not in done.stderr

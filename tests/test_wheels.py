@@ -37,3 +37,15 @@ def test_only_exact_pins_are_accepted(tmp_path):
 def test_the_project_pins_every_requirement_exactly():
     names = [name for name, _ in wheels.pins()]
     assert "torch" in names and "numpy" in names and len(names) == len(set(names))
+
+
+def test_with_no_network_the_matrix_says_so_in_one_line(monkeypatch, capsys):
+    import urllib.error
+
+    def offline(*args, **kwargs):
+        raise urllib.error.URLError("Temporary failure in name resolution")
+    monkeypatch.setattr(wheels.urllib.request, "urlopen", offline)
+    assert wheels.main(["--python", "3.11"]) == 2
+    lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("skipped")]
+    assert lines == [f"wheel matrix: not checked, the package index {wheels.INDEX} cannot be reached "
+                     f"(Temporary failure in name resolution); `make wheels` needs the network"]

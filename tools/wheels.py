@@ -93,7 +93,13 @@ def main(argv=None) -> int:
     checked = [pin for pin in pins(args.requirements) if pin[0] not in SKIPPED]
     for name, reason in SKIPPED.items():
         print(f"skipped {name}: {reason}")
-    missing = gaps(checked, args.python)
+    try:
+        missing = gaps(checked, args.python)
+    except OSError as error:                  # urllib's URLError, a DNS failure, a time-out: no index
+        reason = getattr(error, "reason", error)
+        print(f"wheel matrix: not checked, the package index {INDEX} cannot be reached ({reason}); "
+              f"`make wheels` needs the network")
+        return 2
     known = [(pin, python, platform) for pin, python, platform in missing if (pin.split("==")[0], platform) in KNOWN]
     for pin, python, platform in missing:
         reason = KNOWN.get((pin.split("==")[0], platform))

@@ -1,0 +1,221 @@
+"""Make the course's unityagents 0.4.0 client work unchanged on numpy 2, and never wait forever.
+
+`make` (`python -m reacher.client_hook --install`) puts one line in the environment's
+site-packages, `reacher_unityagents.pth`, that loads this file, by path, at interpreter start-up.
+It imports nothing but the standard library then: it only registers an import hook, and the hook
+acts when a program imports `unityagents`, so the course's notebook runs as written:
+
+    from unityagents import UnityEnvironment          # nothing of this project imported
+    env = UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher.x86_64")
+
+What the hook changes in the client, and why:
+- numpy 2 removed `np.float_`, which the client's `step` checks actions against: the alias is given
+  back before `unityagents` runs.
+- The client waits for each answer of the environment with a blocking `recv()`. Each wait is now
+  bounded: it ends with an exception when the environment's process has exited (a crash, a kill, an
+  interpreter without mujoco), or after REACHER_CLIENT_TIMEOUT seconds (default 120) of silence.
+- An environment that refuses a command (the built-in one, for NaN actions or a reset parameter out
+  of range) answers with status 500 and the reason; the client raises UnityEnvironmentException
+  with it, and the environment stays up for the next command.
+- The client's gRPC server no longer shares its port (SO_REUSEPORT): a second environment on a busy
+  `worker_id` fails at once, naming the worker, instead of stealing the first one's connection.
+
+`python -m reacher.client_hook --install` also records this interpreter in the built-in executable's
+folder (`Reacher_Linux_NoVis/python.path`), so the executable serves with the project's packages.
+"""
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import tempfile
+import time
+
+PTH_NAME = "reacher_unityagents.pth"
+PYTHON_RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Reacher_Linux_NoVis", "python.path")
+ERROR_STATUS = 500                 # a command the environment refused; header.message says why
+POLL_SECONDS = 0.1
+
+
+def timeout_seconds() -> float:
+    value = os.environ.get("REACHER_CLIENT_TIMEOUT", "120")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"REACHER_CLIENT_TIMEOUT={value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise ValueError(f"REACHER_CLIENT_TIMEOUT={value!r} must be a positive number of seconds")
+    return seconds
+
+
+def _give_numpy_float_back() -> None:
+    import numpy as np
+    if "float_" not in np.__dict__:
+        np.float_ = np.float64
+
+
+def _wait(communicator, what: str):
+    """The next message from the environment, waiting at most timeout_seconds() and not past its exit."""
+    from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+    conn, process = communicator.unity_to_external.parent_conn, getattr(communicator, "process", None)
+    deadline = time.monotonic() + timeout_seconds()
+    while not conn.poll(POLL_SECONDS):
+        if process is not None and process.poll() is not None:
+            communicator.is_open = False
+            code = process.returncode
+            ended = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. "
+                                            f"{_served_error(communicator.port)}")
+        if time.monotonic() > deadline:
+            raise UnityTimeOutException(f"The environment sent nothing for {timeout_seconds():.0f} s {what} "
+                                        f"(REACHER_CLIENT_TIMEOUT sets the bound).")
+    return conn.recv()
+
+
+def error_file(port: int) -> str:
+    """Where the built-in executable (Reacher.x86_64, reacher/serve.py) leaves the reason it exited."""
+    return os.path.join(tempfile.gettempdir(), f"reacher-serve-{port}.err")
+
+
+def _served_error(port: int) -> str:
+    """What the built-in executable said before it exited, if it left a reason (a Unity build leaves none)."""
+    try:
+        with open(error_file(port)) as f:
+            reason = f.read().strip()
+        os.remove(error_file(port))
+    except OSError:
+        return "Its own output (stderr) says why."
+    return f"It said: {reason}"
+
+
+def _patch_communicator(module) -> None:
+    import grpc
+    from concurrent.futures import ThreadPoolExecutor
+    from communicator_objects import UnityMessage, add_UnityToExternalServicer_to_server
+    from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+    RpcCommunicator = module.RpcCommunicator
+
+    def initialize(self, inputs):
+        self.server = grpc.server(ThreadPoolExecutor(max_workers=10), options=[("grpc.so_reuseport", 0)])
+        self.unity_to_external = module.UnityToExternalServicerImplementation()
+        add_UnityToExternalServicer_to_server(self.unity_to_external, self.server)
+        try:
+            bound = self.server.add_insecure_port(f"[::]:{self.port}")
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            raise UnityTimeOutException(
+                f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
+                f"close that environment, or pass another worker_id.")
+        self.server.start()
+        # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
+        while self.unity_to_external.parent_conn.poll():
+            self.unity_to_external.parent_conn.recv()
+        aca_param = _wait(self, "before it started").unity_output
+        self.is_open = True
+        message = UnityMessage()
+        message.header.status = 200
+        message.unity_input.CopyFrom(inputs)
+        self.unity_to_external.parent_conn.send(message)
+        _wait(self, "while it started")
+        return aca_param
+
+    def exchange(self, inputs):
+        if not self.is_open:
+            raise UnityEnvironmentException("The environment is closed, or its process has ended.")
+        message = UnityMessage()
+        message.header.status = 200
+        message.unity_input.CopyFrom(inputs)
+        self.unity_to_external.parent_conn.send(message)
+        output = _wait(self, "before answering")
+        if output.header.status == ERROR_STATUS:
+            raise UnityEnvironmentException(f"The environment refused the command: {output.header.message}")
+        if output.header.status != 200:
+            return None
+        return output.unity_output
+
+    RpcCommunicator.initialize, RpcCommunicator.exchange = initialize, exchange
+
+
+def _patch_environment(module) -> None:
+    UnityEnvironment = module.UnityEnvironment
+    launch = UnityEnvironment.executable_launcher
+
+    def executable_launcher(self, *args, **kwargs):
+        launch(self, *args, **kwargs)
+        self.communicator.process = self.proc1      # so that a wait can tell a dead process from a slow one
+    UnityEnvironment.executable_launcher = executable_launcher
+
+
+PATCHES = {"unityagents.environment": _patch_environment, "unityagents.rpc_communicator": _patch_communicator}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader, patch):
+        self.loader, self.patch = loader, patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        _give_numpy_float_back()
+        self.loader.exec_module(module)
+        self.patch(module)
+        module._reacher_patched = True
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the client's modules as Python would, and patches each once it has run."""
+    reacher_client_hook = True        # one finder, even if this file is loaded twice (.pth and `import reacher`)
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in PATCHES:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _PatchingLoader(spec.loader, PATCHES[name])
+        return spec
+
+
+def install_hook() -> None:
+    """Register the import hook (idempotent); a client imported before this is patched at once."""
+    if not any(getattr(f, "reacher_client_hook", False) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+    for name, patch in PATCHES.items():
+        module = sys.modules.get(name)
+        if module is not None and not module.__dict__.get("_reacher_patched"):
+            _give_numpy_float_back()
+            patch(module)
+            module._reacher_patched = True
+
+
+def pth_line() -> str:
+    """The .pth line: load this file by path at start-up (importing `reacher` would load mujoco), and
+    nothing at all once the project has moved."""
+    return ("import os, importlib.util as u; p = %r; s = os.path.exists(p) and u.spec_from_file_location("
+            "'reacher_client_hook', p); m = s and u.module_from_spec(s); s and s.loader.exec_module(m); "
+            "m and m.install_hook()\n" % os.path.abspath(__file__))
+
+
+def install(site_packages: str | None = None) -> list[str]:
+    """Write the .pth into this interpreter's site-packages and record the interpreter for the executable."""
+    import sysconfig
+    target = os.path.join(site_packages or sysconfig.get_path("purelib"), PTH_NAME)
+    written = []
+    for path, text in ((target, pth_line()), (PYTHON_RECORD, sys.executable + "\n")):
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+        written.append(path)
+    return written
+
+
+if __name__ == "__main__":
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--install", action="store_true", help="write the .pth and record this interpreter")
+    if parser.parse_args().install:
+        for path in install():
+            print(f"wrote {path}")
+    else:
+        parser.print_help()
