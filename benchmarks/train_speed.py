@@ -14,8 +14,6 @@ the replay full (as from episode 50 on), as the training thread pays for it (the
 in the background), and spread over the `checkpoint_every` x 1001 steps between checkpoints.
 """
 import argparse
-import ast
-import dataclasses
 import json
 import os
 import platform
@@ -28,6 +26,7 @@ import torch
 
 from continuous_control import agent as lesson
 from continuous_control.checkpoints import save_checkpoint, wait_for_checkpoint
+from continuous_control.config import parse_overrides as parse_overrides_of
 from continuous_control.results import ROOT
 from reacher import ReacherEnvironment
 
@@ -71,26 +70,9 @@ class Profiler:
 
 
 def parse_overrides(pairs: list[str]) -> dict:
-    """`field=value` pairs typed against Config's fields: Python literals (`hidden=(64, 64)`,
-    `noise_per_arm=False`), or plain words for strings (`exploration=ou`)."""
-    fields = {f.name: f for f in dataclasses.fields(lesson.Config)}
-    overrides = {}
-    for pair in pairs:
-        name, sep, text = pair.partition("=")
-        if not sep or name not in fields:
-            raise ValueError(f"--set {pair!r}: expected FIELD=VALUE with FIELD one of {sorted(fields)}")
-        try:
-            value = ast.literal_eval(text)
-        except (ValueError, SyntaxError):
-            value = text
-        wanted = type(fields[name].default)
-        if wanted is float and type(value) is int:
-            value = float(value)
-        if wanted is tuple and isinstance(value, list):
-            value = tuple(value)
-        if type(value) is not wanted:
-            raise ValueError(f"--set {pair!r}: {name} takes a value of type {wanted.__name__}, got {type(value).__name__} {value!r}")
-        overrides[name] = value
+    """`field=value` pairs typed by Config's annotations (continuous_control.config), checked by Config."""
+    overrides = parse_overrides_of(lesson.Config, pairs)
+    lesson.Config(**overrides)              # a bad value is refused now, named, before any training
     return overrides
 
 

@@ -14,7 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import TrainingRun, code_fingerprint, load_run, plot_diagnostics, plot_scores, replay_panel
+from continuous_control import (TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics, plot_scores,
+                                replay_panel)
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -74,9 +75,9 @@ class Config:
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     action_noise: float = 0.2
     """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
+
     def __post_init__(self):
-        if self.exploration not in ("noisynet", "ou", "gaussian", "none") or (self.noise_per_arm and self.exploration != "noisynet"):
-            raise ValueError(f"Config: exploration={self.exploration!r}, noise_per_arm={self.noise_per_arm}: exploration is 'noisynet', 'ou', 'gaussian' or 'none', and noise_per_arm needs 'noisynet'")
+        check_config(self)                     # each field's type and range: a bad value fails here, named
         torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
 
 

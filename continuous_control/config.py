@@ -1,0 +1,104 @@
+"""The checks of the lesson's `Config`, and `FIELD=VALUE` text typed by its annotations.
+
+    check_config(cfg)                      # Config.__post_init__: ValueError naming the field and its range
+    parse_overrides(Config, ["tau=0.01", "fast_until=30", "hidden=(64, 64)"])   # {field: typed value}
+
+Every value that would break learning later (a negative gradient clip, gamma above 1, a warm-up
+larger than the buffer, an interval of 0) is refused when the Config is made, not episodes later.
+"""
+import ast
+import dataclasses
+import math
+import types
+import typing
+
+EXPLORATIONS = ("noisynet", "ou", "gaussian", "none")
+
+# field: (test, the allowed range in words). Fields not named here are checked by type only.
+RANGES = {
+    "seed": (lambda v: v >= 0, ">= 0"),
+    "gamma": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "n_step": (lambda v: v >= 1, ">= 1"),
+    "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),
+    "buffer_size": (lambda v: v >= 1, ">= 1"),
+    "batch_size": (lambda v: v >= 1, ">= 1"),
+    "warmup": (lambda v: v >= 0, ">= 0"),
+    "learn_every": (lambda v: v >= 1, ">= 1"),
+    "fast_episodes": (lambda v: v >= 0, ">= 0"),
+    "fast_until": (lambda v: v is None or math.isfinite(v), "None or a finite score"),
+    "learn_every_later": (lambda v: v >= 1, ">= 1"),
+    "actor_lr": (lambda v: 0 < v < math.inf, "> 0"),
+    "critic_lr": (lambda v: 0 < v < math.inf, "> 0"),
+    "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v), "one or more layer sizes, each >= 1"),
+    "grad_clip": (lambda v: 0 < v < math.inf, "> 0"),
+    "alpha": (lambda v: 0 <= v < math.inf, ">= 0 (0: uniform replay)"),
+    "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
+    "beta_steps": (lambda v: v >= 1, ">= 1"),
+    "priority_offset": (lambda v: 0 < v < math.inf, "> 0"),
+    "priority_window": (lambda v: v >= 0, ">= 0 (0: the largest priority ever)"),
+    "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
+    "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
+    "ou_kappa": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "action_noise": (lambda v: 0 <= v < math.inf, ">= 0"),
+}
+
+
+def _types(annotation) -> tuple:
+    """The types a field accepts: `float | None` gives (float, NoneType); a float field takes an int too."""
+    kinds = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union else (annotation,)
+    return tuple(k for kind in kinds for k in ((float, int) if kind is float else (kind,)))
+
+
+def _type_ok(value, kinds: tuple) -> bool:
+    if isinstance(value, bool):                 # a bool is an int to Python, never to a Config
+        return bool in kinds
+    return isinstance(value, kinds)
+
+
+def check_config(cfg) -> None:
+    """ValueError naming the first field of `cfg` whose value has the wrong type or is out of range."""
+    hints = typing.get_type_hints(type(cfg))
+    for field in dataclasses.fields(cfg):
+        value, kinds = getattr(cfg, field.name), _types(hints[field.name])
+        if not _type_ok(value, kinds):
+            names = " or ".join(dict.fromkeys("None" if k is type(None) else k.__name__ for k in kinds))
+            raise ValueError(f"Config.{field.name} must be {names}, got {value!r}")
+        if field.name in RANGES:
+            test, allowed = RANGES[field.name]
+            if not test(value):
+                raise ValueError(f"Config.{field.name} must be {allowed}, got {value!r}")
+    if not cfg.batch_size <= cfg.warmup <= cfg.buffer_size:
+        raise ValueError(f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
+                         f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}")
+    if cfg.noise_per_arm and cfg.exploration != "noisynet":
+        raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {cfg.exploration!r}")
+
+
+def parse_value(config_class, name: str, text: str):
+    """`text` as a value of field `name`, typed by its annotation: a Python literal (`0.01`, `(64, 64)`,
+    `None`, `False`), or the plain word for a string field (`exploration=ou`)."""
+    hints = typing.get_type_hints(config_class)
+    if name not in hints:
+        raise ValueError(f"Config has no field {name!r}: one of {', '.join(hints)}")
+    kinds = _types(hints[name])
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        value = text                           # a word: right for a string field, refused by the Config otherwise
+    if isinstance(value, list) and tuple in kinds:
+        value = tuple(value)
+    if type(value) is int and kinds[0] is float:         # `tau=1` means 1.0
+        value = float(value)
+    return value
+
+
+def parse_overrides(config_class, pairs: list) -> dict:
+    """{field: value} from `FIELD=VALUE` strings; the Config made from them checks the values."""
+    overrides = {}
+    for pair in pairs:
+        name, sep, text = pair.partition("=")
+        if not sep:
+            raise ValueError(f"{pair!r}: expected FIELD=VALUE")
+        overrides[name] = parse_value(config_class, name, text)
+    return overrides
