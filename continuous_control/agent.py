@@ -540,11 +540,15 @@ class Agent(DDPG):
         self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
         self.behaviour.refresh()
 
+    @torch.no_grad()
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        """The behaviour policy's actions for all arms; explore=False: the current mean actor, no noise."""
-        if not explore:
-            self.behaviour.refresh(explore=False)
-        return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
+        """The behaviour policy's actions for all arms; explore=False: the learner's mean actor, no noise,
+        for this call only (the behaviour policy is left as it was)."""
+        if explore:
+            return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
+        if hasattr(self.actor, "set_noise"):
+            self.actor.set_noise(None)                           # the mean weights; learn() draws fresh noise
+        return self.actor(self.norm(self.tensor(states))).clamp(-1, 1).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         if not done:

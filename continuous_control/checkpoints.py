@@ -1,12 +1,13 @@
 """Checkpoints: everything needed to go on after an interruption, written atomically, and reused
 only by the same configuration and the same code.
 
-    fingerprint = code_fingerprint(train)          # the code that `train` runs, and nothing else
+    fingerprint = run_fingerprint(code_fingerprint(train))   # the code that `train` runs, and the SHAPING modules'
     save_checkpoint(folder, agent, env, episode, history, fingerprint)
     restored = load_checkpoint(folder, agent, env, fingerprint)    # (episode, history) or None
 
 A checkpoint is one file, `checkpoint.npz`: the replay buffer's arrays and, as one more array of
-bytes, the state (networks, optimisers, counters, every random generator, the history). It is
+bytes, the state (networks, optimisers, counters, every random generator, the history), tensors and
+plain data only, read back with `torch.load(weights_only=True)`: loading a shared checkpoint runs no code. It is
 written under a temporary name and renamed into place, so an interruption at any moment leaves
 either the old checkpoint or the new one, never a mix.
 
@@ -16,16 +17,28 @@ free: the replay is hundreds of megabytes, about half a second to write. One wri
 at a time; the next save, a load, `set_aside` and `wait_for_checkpoint` wait for it.
 """
 import hashlib
+import importlib
 import io
 import os
+import pickle
+import shutil
 import threading
 import types
+import zipfile
 from dataclasses import asdict
 
 import numpy as np
 import torch
 
 FILE = "checkpoint.npz"
+# Beyond the agent (the notebook's `train` and what it names): the modules whose code shapes a run's
+# scores, each fingerprinted whole. A checkpoint made while any of them differed is not resumed.
+SHAPING = ("reacher.physics", "reacher.physx", "reacher.environment", "continuous_control.training",
+           "continuous_control.checkpoints")
+
+
+class CheckpointError(RuntimeError):
+    """A checkpoint that cannot be resumed: damaged, refused, or made by other code."""
 REPLAY = ("states", "actions", "returns", "next_states", "discounts", "born", "replayed")
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
@@ -91,6 +104,31 @@ def code_fingerprint(entry) -> str:
     return digest.hexdigest()
 
 
+def module_fingerprint(name: str) -> str:
+    """SHA-256 of a module's compiled code (comments, blank lines and line numbers do not count)."""
+    module = importlib.import_module(name)
+    with open(module.__file__, encoding="utf-8") as f:
+        code = compile(f.read(), module.__file__, "exec", dont_inherit=True)
+    digest = hashlib.sha256()
+
+    def add(code):
+        digest.update(code.co_code + repr((code.co_names, code.co_varnames)).encode())
+        for const in code.co_consts:
+            if isinstance(const, types.CodeType):
+                add(const)
+            elif isinstance(const, frozenset):
+                digest.update(repr(sorted(map(repr, const))).encode())
+            else:
+                digest.update(repr(const).encode())
+    add(code)
+    return digest.hexdigest()
+
+
+def run_fingerprint(agent_fingerprint: str) -> dict:
+    """What a checkpoint must match to be resumed: the agent's code and that of every SHAPING module."""
+    return {"agent (the notebook's train)": agent_fingerprint, **{name: module_fingerprint(name) for name in SHAPING}}
+
+
 def _random_state(agent, env) -> dict:
     physics = getattr(env, "physics", None)
     return {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
@@ -124,7 +162,8 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
-        "memory": {"next": m.next, "size": m.size, "adds": m.adds, "recent": m.recent.copy(), "updates": m.updates},
+        "memory": {"next": int(m.next), "size": int(m.size), "adds": int(m.adds), "recent": torch.from_numpy(m.recent.copy()),
+                   "updates": int(m.updates)},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
@@ -161,40 +200,74 @@ class _Writer(threading.Thread):
 
 
 def set_aside(folder: str) -> str:
-    """Rename a checkpoint folder to the first free `<folder>.old-<k>`; never delete it."""
+    """Rename a checkpoint folder to `<folder>.old`, deleting the one set aside before it (only the
+    last is kept: each holds the replay, hundreds of megabytes); a sentence saying where and how big."""
     wait_for_checkpoint()
-    k = 1
-    while os.path.exists(f"{folder}.old-{k}"):
-        k += 1
-    os.rename(folder, f"{folder}.old-{k}")
-    return f"{folder}.old-{k}"
+    old = f"{folder}.old"
+    replaced = os.path.exists(old)
+    if replaced:
+        shutil.rmtree(old)
+    os.rename(folder, old)
+    size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(old) for f in files)
+    return f"{old} ({size / 1e6:,.0f} MB{'; the one set aside before it was deleted' if replaced else ''})"
 
 
-def load_checkpoint(folder: str, agent, env, fingerprint: str):
+def _damaged(path: str, reason) -> CheckpointError:
+    folder = os.path.dirname(path)
+    return CheckpointError(
+        f"The checkpoint {path} cannot be resumed: {reason}. Nothing was deleted. Either start afresh "
+        f"(RESUME=0, which sets it aside as {folder}.old), or delete {folder} yourself.")
+
+
+def read_checkpoint(path: str) -> tuple[dict, dict]:
+    """(state, arrays) of a checkpoint file: arrays only, and a state of tensors and plain data, loaded
+    with `weights_only=True`, so that a crafted file runs no code; CheckpointError for anything else."""
+    try:
+        with np.load(path, allow_pickle=False) as saved:
+            arrays = {name: saved[name] for name in saved.files}
+        missing = [name for name in ("state", "priorities", *REPLAY) if name not in arrays]
+        if missing:
+            raise _damaged(path, f"it has no {', '.join(missing)}")
+        state = torch.load(io.BytesIO(arrays.pop("state").tobytes()), weights_only=True)
+    except pickle.UnpicklingError as error:
+        raise _damaged(path, "it holds Python objects besides tensors and plain data, which loading would run, "
+                             f"so it was refused ({str(error).splitlines()[0][:200]})") from None
+    except CheckpointError:
+        raise
+    except (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile) as error:
+        raise _damaged(path, f"it is damaged or not a checkpoint ({type(error).__name__}: {str(error)[:200]})") from None
+    if not isinstance(state, dict) or not {"config", "code", "episode", "history", "memory", "random"} <= set(state):
+        raise _damaged(path, "it is not a checkpoint of this project")
+    return state, arrays
+
+
+def load_checkpoint(folder: str, agent, env, fingerprint: dict):
     """Restore a checkpoint of the same configuration and code into `agent` and `env`; return
-    (episode, history), or None (with the reason printed) when there is none to reuse."""
+    (episode, history), or None (with the reason printed) when there is none or its configuration
+    differs. CheckpointError when it is damaged, refused, or was made by other code (naming what changed)."""
     wait_for_checkpoint()
     path = os.path.join(folder, FILE)
     if not os.path.exists(path):
         print(f"No checkpoint in {folder}: starting afresh.")
         return None
-    with np.load(path) as saved:
-        state = torch.load(io.BytesIO(saved["state"].tobytes()), weights_only=False)
-        if state["config"] != asdict(agent.cfg):
-            print(f"The checkpoint in {folder} has another configuration: starting afresh "
-                  f"(kept in {set_aside(folder)}).")
-            return None
-        if state["code"] != fingerprint:
-            print(f"The checkpoint in {folder} was made by other code (the definitions changed): starting afresh "
-                  f"(kept in {set_aside(folder)}).")
-            return None
-        m = agent.memory
-        n = state["memory"]["size"]
-        for name in REPLAY:
-            getattr(m, name)[:n] = saved[name]
-        m.priorities[np.arange(n)] = saved["priorities"]
+    state, saved = read_checkpoint(path)
+    if state["config"] != asdict(agent.cfg):
+        print(f"The checkpoint in {folder} has another configuration: starting afresh "
+              f"(kept in {set_aside(folder)}).")
+        return None
+    if state["code"] != fingerprint:
+        theirs = state["code"] if isinstance(state["code"], dict) else {}
+        changed = [name for name in fingerprint if theirs.get(name) != fingerprint[name]]
+        raise CheckpointError(
+            f"The checkpoint in {folder} was made by other code: {', '.join(changed)} changed since. Resuming would "
+            f"mix two versions in one run. Start afresh (RESUME=0, which sets it aside), or go back to that code.")
+    m = agent.memory
+    n = state["memory"]["size"]
+    for name in REPLAY:
+        getattr(m, name)[:n] = saved[name]
+    m.priorities[np.arange(n)] = saved["priorities"]
     m.next, m.size, m.adds, m.updates = state["memory"]["next"], n, state["memory"]["adds"], state["memory"]["updates"]
-    m.recent[:] = state["memory"]["recent"]
+    m.recent[:] = state["memory"]["recent"].numpy()
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
     agent.actor_opt.load_state_dict(state["opts"]["actor"])

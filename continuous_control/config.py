@@ -9,6 +9,7 @@ larger than the buffer, an interval of 0) is refused when the Config is made, no
 import ast
 import dataclasses
 import math
+import os
 import types
 import typing
 
@@ -102,3 +103,14 @@ def parse_overrides(config_class, pairs: list) -> dict:
             raise ValueError(f"{pair!r}: expected FIELD=VALUE")
         overrides[name] = parse_value(config_class, name, text)
     return overrides
+
+
+def env_flag(name: str) -> bool:
+    """An on/off setting from the environment (`make run RESUME=1`): 1, true, yes or on; 0, false, no,
+    off or unset. Anything else is refused, naming the variable, rather than read as "off"."""
+    value = os.environ.get(name, "").strip().lower()
+    if value in ("1", "true", "yes", "on"):
+        return True
+    if value in ("", "0", "false", "no", "off"):
+        return False
+    raise ValueError(f"{name}={os.environ[name]!r}: expected 1, true or yes (on), or 0, false or no (off)")

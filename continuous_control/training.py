@@ -17,7 +17,7 @@ import time
 
 import numpy as np
 
-from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
+from .checkpoints import load_checkpoint, run_fingerprint, save_checkpoint, set_aside, wait_for_checkpoint
 from .progress import LiveCurve, Progress
 from .results import TARGET_SCORE, WINDOW, code_version, save_results
 
@@ -54,7 +54,8 @@ def backlog(memory) -> dict:
 class TrainingRun:
     def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
                  stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
-        self.run_dir, self.agent, self.env, self.fingerprint = run_dir, agent, env, fingerprint
+        self.run_dir, self.agent, self.env = run_dir, agent, env
+        self.fingerprint = run_fingerprint(fingerprint)        # the agent's code and the SHAPING modules' 
         self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
         self.log_every, self.checkpoint_every = log_every, checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
@@ -64,7 +65,9 @@ class TrainingRun:
 
     def start(self, resume: bool = False) -> int:
         """The first episode to train. A fresh run sets any earlier checkpoint aside; `resume`
-        continues from the checkpoint of the same configuration and code, if there is one."""
+        continues from the checkpoint of the same configuration and code, if there is one, and refuses
+        one made by other code (CheckpointError). One run at a time in a folder: another is refused."""
+        lock_folder(self.run_dir)
         restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint) if resume else None
         if restored:
             self.episode, self.history = restored
@@ -112,4 +115,45 @@ class TrainingRun:
         self.progress.close(self.episode)
         self.curve.close(self.history)
         save_results(self.run_dir, self.agent, self.history, self.env)
+        unlock_folder(self.run_dir)
         return self.history
+
+
+_locks = {}            # folder: the open lock file this process holds
+
+
+def lock_folder(folder: str) -> None:
+    """Hold `folder`/.lock (an OS lock, gone with the process that holds it, however it ends): a second
+    process training into the same folder is refused, naming the first one's pid. The same process may
+    train there again (a notebook cell re-run after an interruption)."""
+    folder = os.path.abspath(folder)
+    if folder in _locks:
+        return
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, ".lock")
+    f = open(path, "a+")
+    try:
+        if os.name == "nt":
+            import msvcrt
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "unknown"
+        f.close()
+        raise RuntimeError(f"{folder} is in use by another training run (pid {holder}): wait for it to end, stop it, "
+                           f"or train into another folder.") from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    _locks[folder] = f
+
+
+def unlock_folder(folder: str) -> None:
+    f = _locks.pop(os.path.abspath(folder), None)
+    if f is not None:
+        f.close()                              # closing releases the lock

@@ -51,8 +51,14 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int 
     torch.set_num_threads(1)
     cfg = Config(seed=seed, **CHANGES[variant], **overrides)
     run_dir = os.path.join(runs, variant, f"seed{seed}")
-    train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=True, live=False,
-          log_every=10)
+    from continuous_control.checkpoints import CheckpointError
+    try:
+        train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=True, live=False,
+              log_every=10)
+    except CheckpointError as error:           # made by other code, or damaged: this run starts afresh
+        print(f"{error}\nStarting {variant} seed {seed} afresh.", flush=True)
+        train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=False, live=False,
+              log_every=10)
     summary = record(run_dir, os.path.join(results, variant, f"seed{seed}"), variant, seed,
                      concurrent_runs=concurrent)
     print(f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
@@ -84,15 +90,18 @@ def import_notebook_run() -> None:
           f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
 
 
-def finished(results: str, variant: str, seed: int) -> bool:
-    """Whether results/<variant>/seed<k>/ holds a finished run of today's configuration for it (a
-    run of another configuration, made by earlier code, is run again and its results replaced)."""
+def finished(results: str, variant: str, seed: int, episodes: int, stop: bool) -> bool:
+    """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it that reached this
+    run's stop rule: solved (when `stop`), or `episodes` episodes. Any other is run again, its results replaced."""
     from dataclasses import asdict
     from continuous_control.agent import Config
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    return json.load(open(os.path.join(folder, "config.json"))) == json.loads(json.dumps(asdict(Config(seed=seed, **CHANGES[variant]))))
+    if json.load(open(os.path.join(folder, "config.json"))) != json.loads(json.dumps(asdict(Config(seed=seed, **CHANGES[variant])))):
+        return False
+    summary = json.load(open(os.path.join(folder, "summary.json")))
+    return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
 
 
 def launch(run: tuple, jobs: int, results: str) -> None:
@@ -110,13 +119,24 @@ def launch(run: tuple, jobs: int, results: str) -> None:
     print(f"finished {variant} seed {seed} (exit {code}): {tail[0] if tail else ''}", flush=True)
 
 
+def positive(text: str) -> int:
+    """An argument that must be a whole number >= 1 (argparse names the option when this refuses)."""
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"{value} is not >= 1")
+    return value
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", nargs="+", default=["full"], choices=sorted(CHANGES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
-    parser.add_argument("--episodes", type=int, default=200, help="maximum episodes per run")
+    parser.add_argument("--episodes", type=positive, default=200, help="maximum episodes per run")
     parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
-    parser.add_argument("--jobs", type=int, default=2, help="runs at a time")
+    parser.add_argument("--jobs", type=positive, default=2, help="runs at a time")
     parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-4 until "
                         "solved, every ablation for seeds 0-2 and 100 episodes")
     parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
@@ -130,7 +150,7 @@ def main(argv=None):
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs,
                        results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
-    todo = [run for run in plan if not finished(args.results, run[0], run[1])]
+    todo = [run for run in plan if not finished(args.results, *run)]
     # The seeds table's minutes are times to solve on the machine alone: with --all, the full
     # agent's seeds run one at a time first, then the ablations `--jobs` at a time.
     alone = [run for run in todo if args.all and run[0] == "full"]

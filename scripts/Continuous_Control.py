@@ -72,10 +72,11 @@ import tempfile
 import matplotlib.pyplot as plt
 
 import reacher
+from continuous_control.config import env_flag       # 1/true/yes or 0/false/no (or unset); anything else is refused
 from continuous_control.results import EVAL_SEED      # evaluation goals: environment seed EVAL_SEED + the run's seed
 
-SMOKE = os.environ.get("SMOKE", "0") == "1"
-RESUME = os.environ.get("RESUME", "0") == "1"        # continue an interrupted run instead of starting afresh
+SMOKE = env_flag("SMOKE")
+RESUME = env_flag("RESUME")        # continue an interrupted run instead of starting afresh
 UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")   # None: the built-in replica
 # The full run writes the solving run to checkpoints/; the smoke run never touches it.
 RUN_DIR = tempfile.mkdtemp(prefix="reacher-smoke-") if SMOKE else "checkpoints"
@@ -1164,11 +1165,15 @@ class Agent(DDPG):
         self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
         self.behaviour.refresh()
 
+    @torch.no_grad()
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        """The behaviour policy's actions for all arms; explore=False: the current mean actor, no noise."""
-        if not explore:
-            self.behaviour.refresh(explore=False)
-        return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
+        """The behaviour policy's actions for all arms; explore=False: the learner's mean actor, no noise,
+        for this call only (the behaviour policy is left as it was)."""
+        if explore:
+            return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
+        if hasattr(self.actor, "set_noise"):
+            self.actor.set_noise(None)                           # the mean weights; learn() draws fresh noise
+        return self.actor(self.norm(self.tensor(states))).clamp(-1, 1).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         if not done:

@@ -137,7 +137,10 @@ def test_a_new_run_starts_afresh_and_keeps_the_old_checkpoint(tmp_path, capsys):
     capsys.readouterr()
     again = run(tmp_path, 1)
     assert "Starting a fresh run; the previous checkpoint is kept in" in capsys.readouterr().out
-    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old-1" / checkpoints.FILE)
+    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
+    run(tmp_path, 1)                                  # only the last set-aside checkpoint is kept
+    assert "the one set aside before it was deleted" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
 
 
 def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsys):
@@ -149,16 +152,16 @@ def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsy
     assert "Resuming after episode 1" in capsys.readouterr().out and len(longer["mean"]) == 2
 
 
-def test_a_checkpoint_of_another_configuration_or_other_code_is_set_aside(tmp_path, capsys, monkeypatch):
+def test_a_checkpoint_of_another_configuration_is_set_aside_and_one_of_other_code_refused(tmp_path, capsys, monkeypatch):
     run(tmp_path, 1)
     run(tmp_path, 1, resume=True, n_step=3)
     assert "another configuration: starting afresh" in capsys.readouterr().out
-    assert os.path.exists(tmp_path / "resume.old-1" / checkpoints.FILE)
+    assert os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
     original = Agent.learn
     monkeypatch.setattr(Agent, "learn", lambda self: original(self))          # other code, same configuration
-    run(tmp_path, 1, resume=True, n_step=3)
-    out = capsys.readouterr().out
-    assert "was made by other code" in out and os.path.exists(tmp_path / "resume.old-2" / checkpoints.FILE)
+    with pytest.raises(checkpoints.CheckpointError, match=r"made by other code: agent \(the notebook's train\) changed"):
+        run(tmp_path, 1, resume=True, n_step=3)
+    assert os.path.exists(tmp_path / "resume" / checkpoints.FILE)          # nothing set aside or deleted
 
 
 def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_train_runs():
@@ -277,22 +280,37 @@ def test_diagnostics_record_what_learning_saw(tmp_path):
     assert 0 < diag["max_priority"][1] < 1.0 and history["diagnostics"][1]["updates"] == diag["updates"][1]
 
 
-def test_a_finished_run_of_another_configuration_is_run_again(tmp_path):
-    """experiments/run.py skips a run only when its folder holds today's configuration for it."""
+def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_run_again(tmp_path):
+    """experiments/run.py skips a run only when its folder holds today's configuration for it, and that
+    run reached the stop rule asked for: solved (when it stops on solving), or the episodes asked for."""
     import json
     from dataclasses import asdict
     from experiments.run import finished
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
-    assert not finished(str(tmp_path), "full", 0)                       # nothing there
+    assert not finished(str(tmp_path), "full", 0, 200, True)            # nothing there
     config = asdict(Config(seed=0))
-    (folder / "summary.json").write_text("{}")
+    (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
     (folder / "config.json").write_text(json.dumps(config))
-    assert finished(str(tmp_path), "full", 0)
-    assert not finished(str(tmp_path), "uniform", 0) and not finished(str(tmp_path), "full", 1)
+    assert finished(str(tmp_path), "full", 0, 200, True)                # solved: done, though not 200 episodes
+    assert not finished(str(tmp_path), "full", 0, 200, False)           # asked for 200 episodes, ran 100
+    assert finished(str(tmp_path), "full", 0, 100, False)
+    assert not finished(str(tmp_path), "uniform", 0, 100, False) and not finished(str(tmp_path), "full", 1, 100, False)
+    (folder / "summary.json").write_text(json.dumps({"episodes": 2, "solved_at": None}))
+    assert not finished(str(tmp_path), "full", 0, 200, True)            # a 2-episode run is not a 200-episode one
+    assert finished(str(tmp_path), "full", 0, 2, True)
     del config["priority_window"]                                       # made by code without the field
     (folder / "config.json").write_text(json.dumps(config))
-    assert not finished(str(tmp_path), "full", 0)
+    assert not finished(str(tmp_path), "full", 0, 2, True)
+
+
+@pytest.mark.parametrize("option, value", [("--jobs", "0"), ("--jobs", "-1"), ("--jobs", "x"), ("--episodes", "0"),
+                                           ("--episodes", "2.5")])
+def test_experiments_run_refuses_bad_counts(option, value, capsys):
+    from experiments.run import main
+    with pytest.raises(SystemExit) as exit_:
+        main([option, value])
+    assert exit_.value.code == 2 and f"argument {option}" in capsys.readouterr().err
 
 
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
