@@ -106,6 +106,17 @@ def _checked_actions(actions, shape: tuple) -> np.ndarray:
     return actions
 
 
+def _apply_options(physics: ReacherPhysics, options: dict | None) -> None:
+    """reset(options=...) sets reset parameters, as the Unity API's reset(config=...) does: `goal_speed`
+    and `goal_size`, in their ranges; anything else is refused."""
+    if options is not None:
+        from .environment import ReacherEnvironment, UnityEnvironmentException
+        try:
+            physics.reset_parameters.update(ReacherEnvironment._checked_config(options))
+        except UnityEnvironmentException as error:
+            raise ValueError(f"reset(options=...): {error}") from None
+
+
 class _Camera:
     """MuJoCo frames of a physics world, the renderer made on the first frame."""
 
@@ -147,14 +158,21 @@ class ReacherEnv(gymnasium.Env):
         self._camera = _Camera(self.physics, width=480, height=360,
                                eye=origin + (0.0, 12.0, 30.0), lookat=origin + (0.0, -6.0, 0.0))
         self._steps = None                                            # None: reset first
+        self._closed = False
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
+        if self._closed:
+            raise RuntimeError("this environment is closed; make a new one")
+        _apply_options(self.physics, options)
+        self.observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
         super().reset(seed=seed)
         self.physics.rng = self.np_random          # the goals' generator: reset(seed=k) is default_rng(k)
         self._steps = 0
         return self.physics.reset()[0], {}
 
     def step(self, action):
+        if self._closed:
+            raise RuntimeError("this environment is closed; make a new one")
         if self._steps is None or self._steps >= self.episode_steps:
             raise RuntimeError("call reset() before step(), and again after an episode is truncated")
         observation, reward = self.physics.step(_checked_actions(action, (ACTION_SIZE,))[None])
@@ -165,6 +183,7 @@ class ReacherEnv(gymnasium.Env):
         return None if self.render_mode is None else self._camera()
 
     def close(self):
+        self._closed = True
         self._camera.close()
 
 
@@ -198,7 +217,12 @@ class ReacherVectorEnv(VectorEnv):
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Every arm to a start state. One world has one goal generator: `seed` is an int (or None),
-        not one seed per arm."""
+        not one seed per arm. `options` may set the reset parameters `goal_speed` and `goal_size`."""
+        if self.closed:
+            raise RuntimeError("this environment is closed; make a new one")
+        _apply_options(self.physics, options)
+        self.single_observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
+        self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise ValueError(f"seed must be an int or None: the {self.num_envs} arms share one world and one goal "
                              f"generator, so they take one seed, not {type(seed).__name__} {seed!r}")
@@ -208,6 +232,8 @@ class ReacherVectorEnv(VectorEnv):
         return self.physics.reset(), {}
 
     def step(self, actions):
+        if self.closed:
+            raise RuntimeError("this environment is closed; make a new one")
         if self._steps is None:
             raise RuntimeError("call reset() before step()")
         observations, rewards = self.physics.step(_checked_actions(actions, (self.num_envs, ACTION_SIZE)))
@@ -238,12 +264,22 @@ def sb3_vec_env(env: VectorEnv | None = None, **kwargs):
     return GymnasiumVecEnv(ReacherVectorEnv(**kwargs) if env is None else env)
 
 
+def twenty_arms(num_envs: int = 1, **kwargs) -> ReacherVectorEnv:
+    """`gym.make_vec(ARMS_ID)`: the course's 20 arms. gymnasium passes num_envs=1 when none is given, so
+    1 and 20 give the 20 arms; any other number is refused (ReacherVectorEnv(num_envs=n) makes n arms)."""
+    if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs not in (1, NUM_ARMS):
+        raise ValueError(f"{ARMS_ID} is the course's {NUM_ARMS} arms in one world, so num_envs must be {NUM_ARMS} "
+                         f"(or left out), got {num_envs!r}; for another number of arms use "
+                         f"reacher.gym.ReacherVectorEnv(num_envs=n)")
+    return ReacherVectorEnv(num_envs=NUM_ARMS, **kwargs)
+
+
 def register() -> None:
     """Register both ids with gymnasium (done on import; again is harmless)."""
     if ONE_ARM_ID not in gymnasium.registry:
         gymnasium.register(ONE_ARM_ID, entry_point=ReacherEnv)
     if ARMS_ID not in gymnasium.registry:
-        gymnasium.register(ARMS_ID, vector_entry_point=ReacherVectorEnv, kwargs={"num_envs": NUM_ARMS})
+        gymnasium.register(ARMS_ID, vector_entry_point=twenty_arms)
 
 
 register()

@@ -262,3 +262,42 @@ def test_rgb_array_frames_come_from_mujoco_and_leave_the_state_alone(make):
     assert blue.any(), "the arms are drawn"
     assert env.render() is not frame and make().render() is None
     env.close()
+
+
+@pytest.mark.parametrize("n", [0, -1, 1000, 2, 2.5, "3", True])
+def test_the_20_arm_id_refuses_another_number_of_arms(n):
+    with pytest.raises(ValueError, match="num_envs must be 20"):
+        gym.make_vec(rg.ARMS_ID, num_envs=n)
+
+
+def test_the_20_arm_id_gives_20_arms_when_asked_or_not():
+    for kwargs in ({}, {"num_envs": 20}):
+        envs = gym.make_vec(rg.ARMS_ID, **kwargs)
+        assert envs.num_envs == 20 and envs.reset(seed=0)[0].shape == (20, 33)
+        envs.close()
+
+
+def test_reset_options_set_the_reset_parameters_or_are_refused():
+    envs = gym.make_vec(rg.ARMS_ID)
+    obs, _ = envs.reset(seed=0, options={"goal_speed": 0.0})
+    assert np.all(obs[:, 32] == 0.0)                           # the goals' speed, observed
+    with pytest.raises(ValueError, match="goal_size must be in"):
+        envs.reset(options={"goal_size": -1.0})
+    with pytest.raises(ValueError, match="not a valid parameter"):
+        envs.reset(options={"gravity": 1.0})
+    one = gym.make(rg.ONE_ARM_ID)
+    obs, _ = one.reset(seed=0, options={"goal_speed": 0.0})
+    assert obs[32] == 0.0
+
+
+def test_step_after_close_raises():
+    envs = gym.make_vec(rg.ARMS_ID)
+    envs.reset(seed=0)
+    envs.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        envs.step(np.zeros((20, 4)))
+    one = rg.ReacherEnv()
+    one.reset(seed=0)
+    one.close()
+    with pytest.raises(RuntimeError, match="closed"):
+        one.step(np.zeros(4))
