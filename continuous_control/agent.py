@@ -504,6 +504,14 @@ class Behaviour(nn.Module):
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
 
+    @torch.no_grad()
+    def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
+        """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
+        actor = self.learner.actor
+        if hasattr(actor, "set_noise"):
+            actor.set_noise(None)              # the mean weights; learn() draws fresh noise before using it
+        return actor(self.learner.norm(states)).clamp(-1, 1)
+
 
 # --- 6.2 The agent: all of it together ---
 def learns_fast(cfg: Config, episode: int, means) -> bool:
@@ -540,15 +548,10 @@ class Agent(DDPG):
         self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
         self.behaviour.refresh()
 
-    @torch.no_grad()
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        """The behaviour policy's actions for all arms; explore=False: the learner's mean actor, no noise,
-        for this call only (the behaviour policy is left as it was)."""
-        if explore:
-            return self.behaviour(self.tensor(states)).to("cpu", torch.float32).numpy()
-        if hasattr(self.actor, "set_noise"):
-            self.actor.set_noise(None)                           # the mean weights; learn() draws fresh noise
-        return self.actor(self.norm(self.tensor(states))).clamp(-1, 1).to("cpu", torch.float32).numpy()
+        """The behaviour policy's actions for all arms; explore=False: the learner's mean actor, no noise."""
+        policy = self.behaviour if explore else self.behaviour.mean_actor
+        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         if not done:
@@ -558,7 +561,7 @@ class Agent(DDPG):
         if transitions is not None:
             self.memory.add(*transitions)
         self.steps += 1
-        if self.memory.size >= max(self.cfg.warmup, self.cfg.batch_size) and self.steps % self.learn_every == 0:
+        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
             self.learn()
 
     def beta(self) -> float:

@@ -18,7 +18,7 @@ EXPLORATIONS = ("noisynet", "ou", "gaussian", "none")
 # field: (test, the allowed range in words). Fields not named here are checked by type only.
 RANGES = {
     "seed": (lambda v: v >= 0, ">= 0"),
-    "gamma": (lambda v: 0 < v <= 1, "in (0, 1]"),
+    "gamma": (lambda v: 0 <= v <= 1, "in [0, 1] (0: a bandit, each reward alone)"),
     "n_step": (lambda v: v >= 1, ">= 1"),
     "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),
     "buffer_size": (lambda v: v >= 1, ">= 1"),

@@ -25,7 +25,7 @@ def test_n_step_targets_td_errors_and_priorities_by_hand():
     returns are 1 + 0.5*2 + 0.25*4 = 3, then 6, 12, ... with discount 0.125. With a target critic
     that outputs 2 and an online critic that outputs 1, every TD error is R + 0.125*2 - 1, and
     every sampled priority becomes (|TD| + c)^alpha."""
-    cfg = Config(gamma=0.5, n_step=3, n_step_ramp=0, buffer_size=400, batch_size=16, warmup=10 ** 6,
+    cfg = Config(gamma=0.5, n_step=3, n_step_ramp=0, buffer_size=400, batch_size=16, warmup=400,
                  alpha=0.5, priority_offset=0.25, hidden=(8, 8))
     agent = Agent(cfg, S, A, ARMS)
     agent.begin_episode(1)
@@ -68,7 +68,7 @@ def test_the_actors_step_climbs_the_critic():
 
 
 def test_importance_weights_follow_their_formula():
-    agent = Agent(Config(buffer_size=64, alpha=0.7, hidden=(8, 8)), S, A, ARMS)
+    agent = Agent(Config(buffer_size=64, batch_size=32, warmup=64, alpha=0.7, hidden=(8, 8)), S, A, ARMS)
     m = agent.memory
     zeros = np.zeros((40, S), np.float32)
     m.add(zeros, np.zeros((40, A), np.float32), np.zeros(40, np.float32), zeros, np.ones(40, np.float32))
@@ -119,7 +119,7 @@ def test_the_agent_learns_a_state_dependent_bandit(name, changes):
 def test_new_transitions_enter_at_the_recent_largest_priority(window):
     """With a window, a new transition's priority is the largest of the last `window` updates, which
     falls below the initial 1 as the TD errors stay small; with window 0 it is the largest ever."""
-    cfg = Config(buffer_size=2000, batch_size=32, warmup=0, hidden=(8, 8), priority_window=window)
+    cfg = Config(buffer_size=2000, batch_size=32, warmup=32, hidden=(8, 8), priority_window=window)
     agent = Agent(cfg, S, A, ARMS)
     agent.begin_episode(1)
     rng = np.random.default_rng(0)

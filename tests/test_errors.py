@@ -4,7 +4,7 @@ import os
 import numpy as np
 import pytest
 
-from reacher import (BRAIN_NAME, UnityActionException, UnityEnvironmentException,
+from reacher import (BRAIN_NAME, ReacherEnvironment, UnityActionException, UnityEnvironmentException,
                      find_unity_build, open_environment)
 
 
@@ -15,7 +15,11 @@ from reacher import (BRAIN_NAME, UnityActionException, UnityEnvironmentException
     (np.zeros((20, 2, 2)), r"shape \(20, 2, 2\)"),
     (np.full((20, 4), np.nan), r"NaN or inf"),
     (np.where(np.eye(20, 4) > 0, np.inf, 0.0), r"NaN or inf \(agents \[0, 1, 2, 3\]\)"),
-    ([["a"] * 4] * 20, r"must be numbers"),
+    ([["a"] * 4] * 20, r"must be real numbers.*str"),
+    ([["0.5"] * 4] * 20, r"must be real numbers.*str"),
+    (np.zeros((20, 4)) + 0.5j, r"must be real numbers.*complex128"),
+    (np.zeros((20, 4), bool), r"must be real numbers.*bool"),
+    ([[0.0] * 4] * 19 + [[0.0] * 3], r"must be real numbers.*mixed or ragged"),
     ({"OtherBrain": np.zeros((20, 4))}, r"OtherBrain does not correspond"),
 ])
 def test_bad_actions_are_refused_and_env_still_works(env, actions, message):
@@ -38,7 +42,9 @@ def test_flat_and_dict_actions_are_accepted(env):
     ({"goal_sped": 1.0}, r"'goal_sped' is not a valid parameter.*\['goal_size', 'goal_speed'\]"),
     ({"goal_speed": "fast"}, r"must be a finite Integer or Float"),
     ({"goal_size": float("nan")}, r"must be a finite Integer or Float"),
-    ({"goal_size": -1}, r"goal_size must be >= 0"),
+    ({"goal_size": -1}, r"goal_size must be in \[0, 100\], got -1"),
+    ({"goal_size": 1e6}, r"goal_size must be in \[0, 100\]"),
+    ({"goal_speed": 3e38}, r"goal_speed must be in \[-360, 360\]"),
 ])
 def test_bad_reset_parameters_are_refused(env, config, message):
     env.reset()
@@ -78,3 +84,9 @@ def test_results_without_a_needed_variant_name_it(tmp_path):
     assert load_results(str(tmp_path)) == {}
     with pytest.raises(FileNotFoundError, match=r"no finished run of full in .*make experiments"):
         load_results(str(tmp_path), need=("full",))
+
+
+@pytest.mark.parametrize("n", [2.7, "3", True, 0, -1])
+def test_a_number_of_arms_that_is_not_a_whole_positive_number_is_refused(n):
+    with pytest.raises(ValueError, match="num_agents must be a whole number of arms, at least 1"):
+        ReacherEnvironment(num_agents=n, verbose=False)

@@ -231,9 +231,9 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
 
 
 def test_config_names_a_bad_exploration():
-    with pytest.raises(ValueError, match="exploration='eps_greedy'"):
+    with pytest.raises(ValueError, match="Config.exploration must be one of 'noisynet', 'ou', 'gaussian', 'none', got 'eps_greedy'"):
         Config(exploration="eps_greedy")
-    with pytest.raises(ValueError, match="noise_per_arm needs 'noisynet'"):
+    with pytest.raises(ValueError, match="noise_per_arm=True needs exploration='noisynet'"):
         Config(exploration="ou", noise_per_arm=True)
 
 
@@ -347,7 +347,7 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
     any ablation starts, and the ablations run `--jobs` at a time."""
     from experiments import run as runner
     launched = []
-    monkeypatch.setattr(runner, "finished", lambda results, variant, seed: variant == "full" and seed == 0)
+    monkeypatch.setattr(runner, "finished", lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0)
     monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)))
     runner.main(["--all", "--jobs", "2"])
     full = [r for r in launched if r[0] == "full"]
