@@ -1250,7 +1250,7 @@ assert noise_free
 # episodes end early, with `fast_until` set, once an earlier episode's mean score reached it.
 
 # %% tags=["nbval-check-output"]
-ramp = Agent(Config(buffer_size=1000), state_size, action_size, num_agents)
+ramp = Agent(Config(buffer_size=5000), state_size, action_size, num_agents)
 schedule = {}
 fast = ramp.cfg.fast_episodes
 for episode in (1, 4, 5, 9, 13, 17, fast, fast + 1, 100):
