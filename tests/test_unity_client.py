@@ -14,8 +14,27 @@ from reacher import BUILT_IN_EXECUTABLE
 
 pytest.importorskip("unityagents", reason="the unityagents 0.4.0 client is part of requirements")
 psutil = pytest.importorskip("psutil", reason="psutil comes with ipykernel, part of requirements")
-pytestmark = pytest.mark.skipif(sys.platform == "win32", reason="the built-in executable is a POSIX shell "
-                                "script (reacher/Reacher_Linux_NoVis/Reacher.x86_64); Windows cannot launch it")
+
+
+def loopback_works() -> bool:
+    """Whether this machine can reach itself on 127.0.0.1: the client and the executable talk over it,
+    and a network namespace with no interface up (`unshare -n`) has none."""
+    import socket
+    try:
+        with socket.socket() as server:
+            server.bind(("127.0.0.1", 0))
+            server.listen()
+            socket.create_connection(server.getsockname(), timeout=5).close()
+        return True
+    except OSError:
+        return False
+
+
+pytestmark = [
+    pytest.mark.skipif(sys.platform == "win32", reason="the built-in executable is a POSIX shell script "
+                       "(reacher/Reacher_Linux_NoVis/Reacher.x86_64); Windows cannot launch it"),
+    pytest.mark.skipif(not loopback_works(), reason="no loopback interface (127.0.0.1 unreachable, as in "
+                       "`unshare -n`): the unityagents client and the executable talk over it")]
 
 CLIENT = textwrap.dedent("""
     import sys, numpy as np

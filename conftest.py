@@ -1,0 +1,12 @@
+"""pytest's set-up for the whole project, notebooks included (nbval starts their kernels).
+
+The kernels talk over IPC (Unix sockets) where it exists, as `make run`'s do (tools/tasks.py), not
+over TCP on the loopback interface: so `make test` needs no network at all, not even a loopback
+interface that is up (`unshare -n make test`).
+"""
+import os
+
+if os.name == "posix":
+    from jupyter_client.connect import ConnectionFileMixin
+
+    ConnectionFileMixin.transport.default_value = "ipc"
