@@ -521,6 +521,13 @@ def learns_fast(cfg: Config, episode: int, means) -> bool:
 
 
 # --- 6.2 The agent: all of it together ---
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
+
+
+# --- 6.2 The agent: all of it together ---
 class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
@@ -580,13 +587,6 @@ class Agent(DDPG):
         self.updates += 1
         self.log.append((critic_loss, actor_loss, q, td.abs().mean().item(), np.mean(self.memory.age(idx) <= 1000)))
         return critic_loss, actor_loss
-
-
-# --- 6.2 The agent: all of it together ---
-def seed_streams(seed: int) -> dict:
-    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
-    names = ("goals", "replay", "weights", "noise")
-    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
 
 
 # --- 7. Training ---

@@ -42,14 +42,26 @@ def history_of(run: dict) -> dict:
     return history
 
 
-def plot_diagnostics(diag: dict, title: str = None):
-    """A run's diagnostics.csv, per episode: Q and the critic's loss, |TD error|, NoisyNet's sigma
-    per layer, the share of young transitions (sampled and stored), the never-replayed transitions
-    (runs that recorded them), a new transition's priority and beta."""
+def q_reference(scores, gamma: float) -> dict:
+    """Two values to read a critic's mean Q against: the ceiling r_max / (1 - gamma), the most any policy
+    can earn (every step in the goal), and the discounted return the arms earned, estimated from each
+    episode's score as (score / steps) / (1 - gamma): the mean reward a step, earned for ever. The
+    estimate ignores the steps an arm needs to reach its goal, so it errs high early in an episode."""
+    from reacher.physics import FRAMES_PER_STEP, MAX_STEPS, REWARD_PER_FRAME
+    r_max = float(REWARD_PER_FRAME) * FRAMES_PER_STEP
+    return {"ceiling": r_max / (1 - gamma), "earned": np.asarray(scores) / MAX_STEPS / (1 - gamma)}
+
+
+def plot_diagnostics(diag: dict, title: str = None, reference: dict = None):
+    """A run's diagnostics.csv, per episode, one quantity per panel: Q (with `reference`, from
+    `q_reference`: the ceiling and the return earned), the critic's and the actor's loss, |TD error|,
+    NoisyNet's sigma per layer, the share of young transitions (sampled and stored), the
+    never-replayed transitions (runs that recorded them), a new transition's priority, and beta."""
     import matplotlib.pyplot as plt
     x = diag["episode"]
-    panels = [("mean Q(s, a) of the sampled batches", [("q", "Q")]),
-              ("losses", [("critic_loss", "critic loss"), ("actor_loss", "actor loss (-Q)")]),
+    panels = [("mean Q(s, a) of the sampled batches", [("q", "critic's mean Q")]),
+              ("critic loss (weighted squared TD error)", [("critic_loss", "critic loss")]),
+              ("actor loss, -Q(s, mu(s))", [("actor_loss", "actor loss")]),
               ("mean |TD error|", [("td_abs", "|TD error|")]),
               ("NoisyNet: mean sigma of each layer's weights", [(k, f"layer {k[6:]}") for k in diag if k.startswith("sigma_")]),
               ("transitions added in the last 1000 insertions", [("young_share", "share of the sampled"),
@@ -57,19 +69,22 @@ def plot_diagnostics(diag: dict, title: str = None):
               ("transitions never replayed yet", [(k, label) for k, label in (
                   ("unreplayed_mass", "share of the sampling probability"), ("unreplayed_share", "share of the stored"))
                   if k in diag]),
-              ("priorities and importance sampling", [("max_priority", "a new transition's priority p"),
-                                                      ("beta", "beta")])]
+              ("a new transition's priority p", [("max_priority", "p")]),
+              ("importance-sampling exponent beta", [("beta", "beta")])]
     panels = [(name, lines) for name, lines in panels if lines]
-    columns = (len(panels) + 1) // 2
-    fig, axes = plt.subplots(2, columns, figsize=(4.4 * columns, 6), sharex=True, squeeze=False)
+    columns = (len(panels) + 2) // 3
+    fig, axes = plt.subplots(3, columns, figsize=(4.4 * columns, 8.4), sharex=True, squeeze=False)
     for ax in axes.flat[len(panels):]:
         ax.set_visible(False)
     for ax, (name, lines) in zip(axes.flat, panels):
         for key, label in lines:
             ax.plot(x, diag[key], lw=1.5, label=label)
+        if name.startswith("mean Q") and reference:
+            ax.axhline(reference["ceiling"], color="k", ls="--", lw=1, label=f"ceiling r_max/(1-gamma) = {reference['ceiling']:.2f}")
+            ax.plot(x, reference["earned"][:len(x)], color="C2", lw=1, label="return earned (from the scores)")
         ax.set_title(name, fontsize=10)
         ax.grid(alpha=.3)
-        if len(lines) > 1:
+        if len(lines) > 1 or (name.startswith("mean Q") and reference):
             ax.legend(fontsize=8)
     for ax in axes[-1]:
         ax.set_xlabel("episode")

@@ -176,7 +176,7 @@ def peers_figure(results: dict | None = None, path: str | None = None):
     ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
     ax.set(xlabel="episode", ylabel="score, mean of the 20 arms", ylim=(0, 41), xlim=(0, WINDOW + 1))
     ax.grid(alpha=.3)
-    ax.legend(loc="upper left", fontsize=8)
+    ax.legend(loc="upper left", bbox_to_anchor=(1.01, 1.0), fontsize=8, borderaxespad=0)   # beside the curves, not on them
     ax.set_title("The agent and Stable-Baselines3 on the same 20 arms: mean over seeds, band from worst to best seed",
                  fontsize=10)
     if path is not None:

@@ -23,7 +23,7 @@ import os
 import numpy as np
 
 import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJoCo's EGL backend)
-from continuous_control.figures import history_of, plot_ablations, plot_diagnostics, plot_scores, plot_seeds
+from continuous_control.figures import history_of, plot_ablations, plot_diagnostics, plot_scores, plot_seeds, q_reference
 from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at
 from continuous_control.variants import CHANGES, LABELS, VARIANTS
 from experiments import claims
@@ -171,7 +171,10 @@ def from_episode(means, threshold: float):
 
 def diagnostics_figure(run: dict):
     """The run's diagnostics per episode (continuous_control.figures.plot_diagnostics), or None."""
-    return plot_diagnostics(run["diagnostics"], "What learning saw, per episode") if "diagnostics" in run else None
+    if "diagnostics" not in run:
+        return None
+    reference = q_reference(run["scores"]["mean"], run["config"]["gamma"])
+    return plot_diagnostics(run["diagnostics"], "What learning saw, per episode", reference)
 
 
 def levels_text(run: dict) -> str:

@@ -42,6 +42,28 @@
 # the `continuous_control` package in one import line; you never need to open it to follow along.
 
 # %% [markdown]
+# ### The whole algorithm at a glance
+#
+# The DDPG paper [1] and Spinning Up state the algorithm as one box; here is this notebook's, each
+# line with the section that builds it. All 20 arms act and learn together: every line that
+# touches a state, an action or a reward does so for the 20 arms at once.
+#
+# > **DDPG with $n$-step targets, prioritized replay and NoisyNet**
+# >
+# > Initialise the noisy actor $\mu_\theta$ and the critic $Q_\phi$ (§2.1, §5.1); targets $\theta' \leftarrow \theta$, $\phi' \leftarrow \phi$ (§2.2); an empty replay $\mathcal{D}$ with a sum tree (§4.1)<br>
+# > **for** episode $= 1, 2, \dots$ **do**<br>
+# > &emsp; $n \leftarrow$ this episode's target length (1, then growing to 5), and the learning interval $k$ (§3, §6.2)<br>
+# > &emsp; **for** $t = 1, \dots, 1001$ **do**<br>
+# > &emsp;&emsp; step the noise $\varepsilon_t$ (Ornstein-Uhlenbeck, §5.2) and act $a_t = \mu_{\theta, \varepsilon_t}(s_t)$ (§6.1)<br>
+# > &emsp;&emsp; observe $r_t$, $s_{t+1}$; from the last $n$ steps form $(s, a, R^{(n)}, s', \gamma^{n})$ and store it in $\mathcal{D}$ at the largest recent priority (§3, §4.2)<br>
+# > &emsp;&emsp; **every** $k$ steps, once $\mathcal{D}$ holds `warmup` transitions:<br>
+# > &emsp;&emsp;&emsp; sample a batch with $P(j) = p_j^\alpha / \sum_i p_i^\alpha$, weights $w_j \propto (N P(j))^{-\beta}$ (§4.1, §4.2)<br>
+# > &emsp;&emsp;&emsp; $y_j = R_j + \gamma_j\, Q_{\phi'}(s'_j, \mu_{\theta'}(s'_j))$; step $\phi$ on $\frac{1}{B}\sum_j w_j (y_j - Q_\phi(s_j, a_j))^2$; $p_j \leftarrow |y_j - Q_\phi(s_j, a_j)| + c$ (§2.2, §3, §4.2)<br>
+# > &emsp;&emsp;&emsp; draw fresh noise $\varepsilon$; step $\theta$ on $-\frac{1}{B}\sum_j Q_\phi(s_j, \mu_{\theta, \varepsilon}(s_j))$ (§2.1, §5.1)<br>
+# > &emsp;&emsp;&emsp; $\theta' \leftarrow \theta' + \tau(\theta - \theta')$, $\phi' \leftarrow \phi' + \tau(\phi - \phi')$ (§2.2)<br>
+# > &emsp; **until** the mean of the last 100 episodes' scores reaches 30 (§7)
+
+# %% [markdown]
 # ## 1. The environment
 #
 # The course runs a Unity build of ML-Agents' Reacher through the `unityagents` client. This
@@ -73,6 +95,7 @@ import matplotlib.pyplot as plt
 
 import reacher
 from continuous_control.config import env_flag       # 1/true/yes or 0/false/no (or unset); anything else is refused
+from continuous_control.figures import q_reference    # the Q panel's ceiling and earned return (section 8)
 from continuous_control.results import EVAL_SEED      # evaluation goals: environment seed EVAL_SEED + the run's seed
 
 SMOKE = env_flag("SMOKE")
@@ -213,6 +236,35 @@ class Config:
 
 
 # %% [markdown]
+# **This agent against the DDPG paper.** Lillicrap et al. [1] set the recipe; the table lists every
+# place where this notebook departs from it, why, and the report's ablation that measures the
+# change where one exists (its results are in `Report.ipynb`). The middle column is read from
+# `Config()`, so it cannot drift from the code.
+
+# %%
+from IPython.display import Markdown
+
+from continuous_control.variants import LABELS
+
+c = Config()
+departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
+    ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
+    ("action enters the critic", "at the 2nd hidden layer", "with the state, at the input", "simpler, as in Spinning Up and CleanRL", None),
+    ("learning rates: actor, critic", "1e-4, 1e-3", f"{c.actor_lr:g}, {c.critic_lr:g}", "one rate for both, as CleanRL", None),
+    ("critic weight decay", "1e-2", "none", "none in TD3, Spinning Up or CleanRL either", None),
+    ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
+    ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
+    ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
+    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "updates go where the critic is wrong", "uniform"),
+    ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
+    ("learning schedule", "every step", f"every step for {c.fast_episodes} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
+]
+rows = [f"| {what} | {paper} | {ours} | {why} | {LABELS[ablation] if ablation else '-'} |"
+        for what, paper, ours, why, ablation in departures]
+Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
+
+# %% [markdown]
 # ## 2. DDPG
 #
 # ### 2.1 The actor, the critic and the deterministic policy gradient
@@ -349,12 +401,7 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 #
 # No transition has a terminal flag: the Reacher's episodes end on a clock, and a state near the
 # clock's end is worth as much as any other, which the critic cannot see. So targets bootstrap
-# through the time limit [7]. Adam runs over each network's list of parameters in one fused
-# kernel (`fused=True`), the clip is PyTorch's `clip_grad_norm_`, and the soft update is one
-# `torch._foreach_lerp_` call over each network's parameters (the `lerp` of every parameter, issued
-# at once, as Adam's `foreach` path does): they work on the networks' own parameters, so that moving
-# or casting the networks (`agent.to("cuda")`, `agent.to(torch.float64)`) leaves every part
-# connected (6.2).
+# through the time limit [7]. The soft update is one `lerp` over each network's parameter list.
 
 # %% tags=["export"]
 class DDPG:
@@ -452,6 +499,37 @@ ddpg.update_targets()
 moved = torch.allclose(flat(ddpg.critic_target), targets + cfg.tau * (flat(ddpg.critic) - targets), atol=1e-7)
 print("targets moved by tau of the gap:", moved)
 assert moved
+
+# %% [markdown]
+# A picture of the soft update: one weight of the critic, moved as learning might move it (a drift, then a
+# reversal, plus noise), and the same weight of its target after each update. The target starts where the check
+# above left it (2) and catches up at the rate $\tau$.
+
+# %%
+# One weight of the critic, moved as learning might move it (a drift, then a reversal, plus noise),
+# and the same weight of its target network after each soft update.
+generator = torch.Generator().manual_seed(0)
+online, target = [], []
+with torch.no_grad():
+    for k in range(1200):
+        ddpg.critic.out.bias.add_(0.004 * (1 if k < 600 else -1) + 0.03 * torch.randn(1, generator=generator))
+        ddpg.update_targets()
+        online.append(ddpg.critic.out.bias.item())
+        target.append(ddpg.critic_target.out.bias.item())
+fig, ax = plt.subplots(figsize=(8, 2.8))
+ax.plot(online, lw=0.8, label="the critic's weight (online)")
+ax.plot(target, lw=2, label=rf"its target, $\tau$ = {cfg.tau}: an average over about {1 / cfg.tau:.0f} updates")
+ax.set(xlabel="update", ylabel="weight (output bias)", title="The target network follows its network, smoothly and late")
+ax.legend(loc="lower center", fontsize=8)
+plt.show()
+
+# %% [markdown]
+# **Exercises.**
+# 1. Make the targets plain copies: `Config(tau=1.0)`. Train 30 episodes
+#    (`train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`) and compare the diagnostics' mean
+#    $Q$ and the scores with the default's first 30 episodes: does $Q$ swing more, and do the scores rise later?
+# 2. In `update_actor`, leave the critic's weights trainable (delete the `requires_grad_` lines) and
+#    run the check above: which assertion still holds, and what does the actor's loss now also change?
 
 # %% [markdown]
 # ## 3. n-step targets
@@ -582,6 +660,39 @@ acc.push(state(1), state(1), np.array([2.0, 2.0]), state(2), done=False)   # don
 s, a, ret, s_next, disc = acc.push(state(2), state(2), np.array([3.0, 3.0]), state(0), done=True)
 print(f"done after 2 steps: starts s={s[:, 0]}, returns={ret}, discounts={disc}")
 assert list(s[:, 0]) == [0, 0, 1, 1] and list(ret) == [2, 2, 2, 2] and list(disc) == [0.25, 0.25, 0.5, 0.5]
+
+# %% [markdown]
+# The $n$-step window in one picture: one arm's episode of 9 steps with $n = 4$, each stored transition
+# drawn as the rewards it sums and the state it bootstraps from; the flush at the episode's end gives shorter
+# returns that bootstrap from the last real state.
+
+# %%
+# One arm's episode of 9 steps with n = 4: each stored transition as the rewards it sums (bar) and the
+# state it bootstraps from (dot). The last step reports done: it is dropped, and the window flushes.
+acc = NStepAccumulator(n=4, gamma=0.9, num_agents=1, state_size=1, action_size=1)
+rows = []
+for t in range(9):
+    out = acc.push(np.full((1, 1), t, np.float32), np.zeros((1, 1), np.float32), np.ones(1), np.full((1, 1), t + 1, np.float32), done=t == 8)
+    for s, s_next, disc in zip(*(out[i] for i in (0, 3, 4))) if out is not None else ():
+        rows.append((int(s[0]), int(round(np.log(disc) / np.log(0.9))), int(s_next[0]), t == 8))
+fig, ax = plt.subplots(figsize=(8, 2.8))
+for k, (start, length, boot, flushed) in enumerate(rows):
+    colour = "tab:orange" if flushed else "tab:blue"
+    ax.barh(k, length, left=start, height=0.5, color=colour, alpha=0.6)
+    ax.plot(boot, k, "o", color=colour)
+ax.set(xlabel="step t of the episode (step 8 reports done and is dropped)", ylabel="stored transition",
+       title=r"$n$-step returns (bars: rewards summed; dots: bootstrap state); orange: flushed at the episode's end")
+ax.invert_yaxis()
+plt.show()
+print(rows)
+
+# %% [markdown]
+# **Exercises.**
+# 1. Train with one-step targets, `Config(n_step=1)`, for 60 episodes and compare the first
+#    episode whose mean reached 30, and the diagnostics' mean $Q$ at the end, with the default run
+#    (`checkpoints/`): which rises sooner, and whose $Q$ ends higher?
+# 2. Start at $n = 5$ from the first episode, `Config(n_step_ramp=0)`: look at the first 10
+#    episodes' scores and mean $Q$ (section 3 says why a long $n$ is off-policy early on).
 
 # %% [markdown]
 # ## 4. Prioritized replay
@@ -814,6 +925,39 @@ for window in (2, 0):             # after one large TD error and two small ones:
     assert np.isclose(pr.priorities[0] ** 2, 0.5 if window else 9.0)
 
 # %% [markdown]
+# Prioritized sampling in one picture: 16 transitions with TD errors from 0.1 to 3, drawn 51,200 times;
+# each is drawn as often as $P(i)$ says, and the importance weights undo it, fully at $\beta = 1$.
+
+# %%
+# 16 transitions with TD errors 0.1 to 3: how often each is drawn (200 batches of 256) against P(i),
+# and the importance weight each gets, at the first beta and at 1.
+zeros = np.zeros((16, 1), np.float32)
+buffer = PrioritizedReplay(16, state_size=1, action_size=1, alpha=cfg.alpha, offset=cfg.priority_offset, rng=np.random.default_rng(0))
+buffer.add(zeros, zeros, np.zeros(16, np.float32), zeros, np.ones(16, np.float32))
+buffer.update_priorities(np.arange(16), np.linspace(0.1, 3.0, 16))
+drawn = np.concatenate([buffer.sample(256, cfg.beta_start)[0] for _ in range(200)])
+P = buffer.priorities[np.arange(16)] / buffer.priorities.total()
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
+left.bar(np.arange(16), np.bincount(drawn, minlength=16) / len(drawn), color="tab:blue", alpha=0.6, label="drawn")
+left.plot(np.arange(16), P, "k_", ms=12, mew=2, label=r"$P(i) = p_i^\alpha / \sum_k p_k^\alpha$")
+left.set(xlabel="transition i (TD error growing)", ylabel="share of draws", title=rf"Sampled as often as $P(i)$ says ($\alpha$ = {cfg.alpha})")
+left.legend(fontsize=8)
+for beta in (cfg.beta_start, 1.0):
+    w = (16 * P) ** -beta
+    right.plot(np.arange(16), w / w.max(), "o-", label=rf"$\beta$ = {beta}")
+right.set(xlabel="transition i", ylabel=r"weight $w_i$", title="The more often drawn, the less weight")
+right.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# **Exercises.**
+# 1. Uniform replay is `Config(alpha=0.0)`: train 60 episodes and compare the worst arm's mean
+#    score and the diagnostics' `unreplayed_share` with the default. Does prioritization change how
+#    much of the buffer is never replayed?
+# 2. Let new transitions enter at the largest priority ever, `Config(priority_window=0)`, and watch
+#    `max_priority` in the diagnostics: what happens to it after the first large TD errors?
+
+# %% [markdown]
 # ## 5. NoisyNet exploration
 #
 # ### 5.1 Noisy layers
@@ -821,8 +965,9 @@ for window in (2, 0):             # after one large TD error and two small ones:
 # DDPG usually explores by adding noise to the actor's actions. NoisyNet [4] instead makes the
 # actor's weight matrices noisy, $W = \bar W + \sigma^W \odot \varepsilon^W$ (and likewise the
 # biases, $b = \bar b + \sigma^b \odot \varepsilon^b$), and learns the mean weights $\bar W$ and the
-# noise scales $\sigma^W$ by gradient descent with everything else, so the network decides how
-# much to explore and where. With factorised Gaussian noise a layer with $d_\text{in}$ inputs and
+# noise scales $\sigma^W$ by gradient descent with everything else. In DQN, where the noise enters
+# the TD loss, that lets the network learn how much to explore and where; in DDPG's actor loss
+# nothing rewards exploring, and 5.2 says why $\sigma$ then tends to shrink. With factorised Gaussian noise a layer with $d_\text{in}$ inputs and
 # $d_\text{out}$ outputs needs only $d_\text{in} + d_\text{out}$ standard normal numbers,
 # $\varepsilon^{in}_i$ for the inputs and $\varepsilon^{out}_j$ for the outputs:
 # $$\varepsilon^W_{ji} = f(\varepsilon^{out}_j)\,f(\varepsilon^{in}_i), \qquad \varepsilon^b_j = f(\varepsilon^{out}_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
@@ -1039,6 +1184,46 @@ print(f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 
 assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
 
 # %% [markdown]
+# Both kinds of noise in one picture: on the left, noise correlated in time against white noise of the same
+# spread; on the right, what the noise does to the actions: one state's first two torques under 300 noise
+# samples of a fresh noisy actor, around the action of its mean weights.
+
+# %%
+# Left: noise correlated in time (OU, kappa 0.15) against white noise of the same spread. Right: one
+# state's actions (the first two of 4) under 300 noise samples of a fresh noisy actor, and its mean weights.
+generator = torch.Generator().manual_seed(0)
+ou = OrnsteinUhlenbeck((1,), kappa=cfg.ou_kappa, scale=1.0, generator=generator)
+steps = np.arange(150)
+actor = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
+s = torch.randn(1, state_size, generator=generator)
+with torch.no_grad():
+    samples = []
+    for _ in range(300):
+        actor.set_noise(torch.randn(actor.noise_size, generator=generator))
+        samples.append(actor(s)[0].numpy())
+    actor.set_noise(None)
+    mean_action = actor(s)[0].numpy()
+samples = np.array(samples)
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
+left.plot(steps, [ou.sample().item() for _ in steps], label=rf"OU, $\kappa$ = {cfg.ou_kappa}")
+left.plot(steps, torch.randn(len(steps), generator=generator), lw=0.7, alpha=0.7, label="white")
+left.set(xlabel="step", ylabel=r"noise $\varepsilon$", title=rf"OU noise: correlated over about $1/\kappa$ = {1 / cfg.ou_kappa:.0f} steps")
+left.legend(fontsize=8)
+right.scatter(samples[:, 0], samples[:, 1], s=6, alpha=0.5, label="one noise sample each")
+right.plot(*mean_action[:2], "k*", ms=14, label="mean weights")
+right.set(xlabel="torque 1", ylabel="torque 2", title=rf"One state, 300 noise samples ($\sigma_0$ = {cfg.noisy_sigma0})")
+right.legend(fontsize=8)
+plt.show()
+
+# %% [markdown]
+# **Exercises.**
+# 1. Explore with Ornstein-Uhlenbeck action noise instead of NoisyNet, `Config(exploration="ou")`,
+#    and with none at all, `Config(exploration="none")`: compare the first 20 episodes' scores.
+#    With 20 arms in 20 different states, how much does the noise still matter?
+# 2. Print the mean $|\sigma|$ of each noisy layer (the diagnostics' `sigma_k`) over a run: does
+#    $\sigma$ grow or shrink, as 5.2 predicts?
+
+# %% [markdown]
 # ## 6. The agent
 #
 # ### 6.1 The behaviour policy
@@ -1145,6 +1330,19 @@ def learns_fast(cfg: Config, episode: int, means) -> bool:
 # losses, the mean $Q$, the mean $|\delta|$ and the share of the batch added in the last 1000
 # insertions (about one episode): the training run turns it into per-episode diagnostics.
 
+# %% [markdown]
+# **Seeds.** One `numpy.random.SeedSequence(cfg.seed)` spawns independent streams for
+# the environment's goals, the replay sampler (`rng`), the weights (the global torch generator)
+# and the noise (`gen`): generators merely started from the same number would draw the same
+# stream, so the goals would repeat the replay sampler's draws.
+
+# %% tags=["export"]
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
+
+
 # %% tags=["export"]
 class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
@@ -1208,19 +1406,6 @@ class Agent(DDPG):
 
 
 # %% [markdown]
-# **Seeds.** One `numpy.random.SeedSequence(cfg.seed)` spawns independent streams for
-# the environment's goals, the replay sampler (`rng`), the weights (the global torch generator)
-# and the noise (`gen`): generators merely started from the same number would draw the same
-# stream, so the goals would repeat the replay sampler's draws.
-
-# %% tags=["export"]
-def seed_streams(seed: int) -> dict:
-    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
-    names = ("goals", "replay", "weights", "noise")
-    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
-
-
-# %% [markdown]
 # Check: after 12 steps of made-up transitions with learning from the start and $n = 5$, the
 # buffer holds the $20 \times 8$ transitions emitted so far (the first at step 5), and the agent
 # has learned at every step since the buffer first held a batch of 32 (steps 6 to 12); the
@@ -1264,6 +1449,31 @@ for before, expected in (([1.0, 36.9], True), ([1.0, 37.0], False), ([37.5, 30.0
     print(f"fast_until=37, episode 3 after mean scores {before}: learns every step: {learns_fast(early, 3, before)}")
     assert learns_fast(early, 3, before) == expected
 assert learns_fast(Config(), 3, [39.0]) and not learns_fast(Config(), fast + 1, [])    # the default: episodes 1-20
+
+# %% [markdown]
+# The schedule in one picture, read from `begin_episode`: this episode's $n$ and the steps between updates.
+
+# %%
+# The schedule of section 6.2, read from the check's agent `ramp`: each episode's n and steps between updates.
+episodes = np.arange(1, 41)
+schedule = []
+for episode in episodes:
+    ramp.begin_episode(episode)
+    schedule.append((ramp.nstep.n, ramp.learn_every))
+schedule = np.array(schedule)
+fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.5))
+left.step(episodes, schedule[:, 0], where="post")
+left.set(xlabel="episode", ylabel="n", title="n-step targets: n grows from 1 (section 3)")
+right.step(episodes, schedule[:, 1], where="post", color="tab:green")
+right.set(xlabel="episode", ylabel="steps between updates", title="Learning: every step, then every 8")
+plt.show()
+
+# %% [markdown]
+# **Exercises.**
+# 1. Learn every step throughout, `Config(learn_every_later=1)`: the later episodes take several
+#    times longer (the progress bar shows it). Does the mean of episodes 1-100 change?
+# 2. End the fast episodes once an episode's mean reaches 37, `Config(fast_until=37.0)`, and compare
+#    the minutes to solve and the scores with the default.
 
 # %% [markdown]
 # ## 7. Training
@@ -1334,8 +1544,8 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 #
 # The summary below is read from the run's own `summary.json`. "Solved at episode $E$" means
 # that episodes $E-99, \dots, E$ average at least 30; 100 is the earliest the criterion allows.
-# The curve shows each episode's 20-arm mean with the band from the worst to the best arm, and
-# the running 100-episode average (before episode 100, the average of all episodes so far).
+# The learning curve is the one drawn live in section 7: each episode's 20-arm mean with the band
+# from the worst to the best arm, and the running 100-episode average.
 # [`Report.ipynb`](Report.ipynb) sets this run beside four more seeds and the ablations.
 
 # %%
@@ -1351,29 +1561,56 @@ else:
 print(f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean_30']}; "
       f"worst arm over episodes 1-{min(100, summary['episodes'])}: {min(summary['arm_means_episodes_1_100']):.2f}")
 print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
-fig, ax = plt.subplots(figsize=(9, 4.5))
-plot_scores(history, ax, "DDPG (5-step, prioritized replay, NoisyNet) on the 20-arm Reacher")
-plt.show()
 
 # %% [markdown]
-# What learning saw, episode by episode (`diagnostics.csv`, written with the scores): the critic's
-# mean $Q(s, a)$ and losses over the episode's updates, the mean $|\delta|$, NoisyNet's mean
-# $\sigma^W$ in each layer, and the share of sampled transitions that were added in the last 1000
-# insertions (about one episode) next to their share of the buffer: where the first stands well
-# above the second, new transitions are replayed more often than old ones, because they enter at
-# the largest priority of the recent updates (4.2; shown with $\beta$ in the last panel). The
-# transitions never replayed since they were stored, and their share of the sampling probability,
-# show whether the updates keep up with the 20 transitions stored per step.
+# What learning saw, episode by episode (`diagnostics.csv`, written with the scores), one quantity
+# per panel: the critic's mean $Q(s, a)$ and the two losses over the episode's updates, the mean
+# $|\delta|$, NoisyNet's mean $\sigma^W$ in each layer, and the share of sampled transitions that
+# were added in the last 1000 insertions (about one episode) next to their share of the buffer:
+# where the first stands well above the second, new transitions are replayed more often than old
+# ones, because they enter at the largest priority of the recent updates (4.2). The transitions
+# never replayed since they were stored, and their share of the sampling probability, show whether
+# the updates keep up with the 20 transitions stored per step.
+#
+# **Two lines to read $Q$ against.** No policy can earn more than $r_\max/(1-\gamma)$: every step in
+# the goal, $0.04$ a step, for ever. And the arms' own scores give the return they earned, about
+# (score / 1001) / $(1-\gamma)$. A critic whose mean $Q$ passes the ceiling is wrong, not good.
 
 # %%
 d = run["diagnostics"]
 last = len(d["episode"]) - 1
+reference = q_reference(run["scores"]["mean"], run["config"]["gamma"])
 print(f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
-      f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}; mean Q {d['q'][last]:.2f}")
+      f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}")
 print(f"Never replayed: {d['unreplayed_share'][last]:.1%} of the stored, holding {d['unreplayed_mass'][last]:.1%} "
       "of the sampling probability")
-plot_diagnostics(d, "Diagnostics of the run")
+print(f"Mean Q in episode {last + 1}: {d['q'][last]:.2f}; ceiling {reference['ceiling']:.2f}; "
+      f"return earned (from the score) {reference['earned'][last]:.2f}")
+plot_diagnostics(d, "Diagnostics of the run", reference)
 plt.show()
+
+# %% [markdown]
+# **The critic overestimates.** Where the mean $Q$ passes the ceiling, it cannot be right. The actor
+# climbs the critic (2.1), so it seeks out the actions whose value the critic overestimates, and the
+# target $Q_{\phi'}(s', \mu_{\theta'}(s'))$ inherits those errors: the overestimation bias of
+# Q-learning's max, which Fujimoto et al. [14] showed in DDPG too. Why it shows with $n$-step
+# targets and not with 1-step ones, likely: an $n$-step target brings the rewards $n$ steps closer, so the
+# critic reaches the true level within these 100 episodes and errs above it, while a 1-step critic
+# is still climbing from below. The cell reads the report's 1-step runs to show it. TD3's **clipped
+# double-Q** learns two critics and takes the smaller target, $y = R + \gamma_i \min_{k=1,2}
+# Q_{\phi'_k}(s', \mu_{\theta'}(s'))$, trading this bias for a small underestimate; this notebook does
+# not use it, and whether it would help here is still to be measured.
+
+# %%
+from continuous_control.results import load_variant
+
+for variant in ("full", "one_step"):
+    runs = load_variant(variant)
+    q = np.array([r["diagnostics"]["q"][:100] for r in runs])
+    earned = np.array([q_reference(r["scores"]["mean"][:100], r["config"]["gamma"])["earned"] for r in runs])
+    print(f"{variant:8s} ({len(runs)} seeds in results/): mean Q in episodes 80 and 100: {q[:, 79].mean():.2f}, "
+          f"{q[:, 99].mean():.2f}; return earned in episode 100: {earned[:, 99].mean():.2f}; "
+          f"ceiling {reference['ceiling']:.2f}")
 
 # %% [markdown]
 # ## 9. Watch the trained agent
@@ -1437,3 +1674,4 @@ env.close()
 # 11. P. S. Castro et al., *Dopamine: a research framework for deep reinforcement learning*, 2018, arXiv:1812.06110.
 # 12. M. Plappert et al., *Parameter space noise for exploration*, ICLR 2018, arXiv:1706.01905.
 # 13. T. F. Chan, G. H. Golub, R. J. LeVeque, *Updating formulae and a pairwise algorithm for computing sample variances*, Stanford report STAN-CS-79-773, 1979.
+# 14. S. Fujimoto, H. van Hoof, D. Meger, *Addressing function approximation error in actor-critic methods* (TD3), ICML 2018, arXiv:1802.09477.

@@ -4,6 +4,7 @@ import json
 import os
 
 import jupytext
+import nbformat
 import pytest
 
 from continuous_control import export
@@ -92,3 +93,37 @@ def test_both_twins_pair_the_same_way():
     for notebook_name, twin in PAIRS:
         formats = {jupytext.read(os.path.join(ROOT, path)).metadata["jupytext"]["formats"] for path in (notebook_name, twin)}
         assert formats == {"ipynb,scripts//py:percent"}, (notebook_name, formats)
+
+
+def test_the_static_page_shows_the_replay_frame_and_no_widget_view():
+    """nbconvert's HTML (as nbviewer and GitHub show it) of the committed lesson: the replay panel's
+    cell shows its still frame, and no output is a widget view, which a page without a kernel cannot draw."""
+    from nbconvert import HTMLExporter
+    nb = nbformat.read(os.path.join(ROOT, "Continuous_Control.ipynb"), as_version=4)
+    assert "widgets" not in nb.metadata, "saved widget state: execute with --ExecutePreprocessor.store_widget_state=False"
+    html, _ = HTMLExporter().from_notebook_node(nb)
+    assert 'type="application/vnd.jupyter.widget-view+json"' not in html
+    replay = html[html.index("replay_panel"):]
+    frame = replay.index("data:image/png;base64,")
+    assert frame < replay.index("Replay:"), "the replay cell shows no frame before its printed line"
+
+
+def test_the_readmes_screenshot_is_not_older_than_the_committed_notebook():
+    """doc/jupyterlab.png shows the committed lesson: a commit of new notebook outputs without a new
+    screenshot (`make screenshot`) leaves the README showing an older run, and this fails. It reads the
+    history, not the working tree, so an uncommitted `make run` does not fail it; where the history is
+    cut (a shallow clone) both may date from the one commit present, and it cannot tell."""
+    import shutil
+    import subprocess
+    if shutil.which("git") is None or not os.path.isdir(os.path.join(ROOT, ".git")):
+        pytest.skip("not a git checkout: no history to compare")
+
+    def committed(path):
+        out = subprocess.run(["git", "-C", ROOT, "log", "-1", "--format=%ct", "--", path],
+                             capture_output=True, text=True, timeout=60).stdout.strip()
+        return int(out) if out else None
+    notebook, screenshot = committed("Continuous_Control.ipynb"), committed("doc/jupyterlab.png")
+    if notebook is None:
+        pytest.skip("the notebook is not committed yet")
+    assert screenshot is not None and screenshot >= notebook, \
+        "doc/jupyterlab.png is older than the committed Continuous_Control.ipynb: run `make screenshot` and commit it"

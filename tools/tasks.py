@@ -18,7 +18,10 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
 TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
-EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", *TRANSPORT]
+# No widget state saved: where no kernel runs (GitHub, nbviewer, nbconvert's HTML) a widget's saved view
+# would shadow the still image or text it carries (the replay panel's frame, the progress bar's last line).
+EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", *TRANSPORT,
+           "--ExecutePreprocessor.store_widget_state=False"]
 SMOKE = {"SMOKE": "1"}
 
 # name: (what it does, [(module and arguments, extra environment), ...]) or a list of other tasks.
