@@ -127,11 +127,11 @@ def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
     cmd = [sys.executable, "-m", "benchmarks.peers", "--runs", "td3", "--seeds", "0", "--jobs", "1",
            "--out", str(tmp_path / "res"), "--work", str(tmp_path / "work")]
     env = {**os.environ, "SMOKE": "1"}
-    first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "1 runs to do (SMOKE size)" in first.stdout and "finished td3 seed 0 (exit 0)" in first.stdout
     assert json.load(open(tmp_path / "res" / "td3" / "seed0" / "summary.json"))["episodes"] == 4
-    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True)
+    again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0 and "0 runs to do" in again.stdout
 
 

@@ -58,7 +58,7 @@ def test_summarize_uses_the_one_table_builder_and_no_report_module():
     assert summarize.markdown_table is markdown_table and not hasattr(summarize, "table")
     code = ("import sys, experiments.summarize; "
             "print(sorted(m for m in sys.modules if m in ('experiments.figures', 'experiments.report')))")
-    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True)
+    out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, cwd=ROOT, check=True, timeout=600)
     assert out.stdout.strip() == "[]"
 
 

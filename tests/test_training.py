@@ -168,7 +168,7 @@ def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_trai
     """A run is resumed by a new process, so the fingerprint must not follow Python's string
     hashing, which changes from process to process; and it covers the classes train uses."""
     script = "from continuous_control import code_fingerprint; from continuous_control.agent import train; print(code_fingerprint(train))"
-    prints = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True,
+    prints = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300,
                              env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.split()[-1] for seed in range(1, 4)}
     assert len(prints) == 1, prints
     from continuous_control import agent
@@ -318,7 +318,7 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
     from continuous_control.results import code_version
-    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True).stdout
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True, timeout=60).stdout
     assert code_version(str(tmp_path)) == "unknown"
     git("init", "-q")
     (tmp_path / "README.md").write_text("no code yet\n")

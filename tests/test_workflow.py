@@ -32,6 +32,6 @@ def test_fresh_run_then_report_then_strict_comparison(tmp_path, monkeypatch):
 
     strict = subprocess.run([sys.executable, "-m", "pytest", str(executed), "--nbval", "--nbval-current-env",
                              "--nbval-sanitize-with", os.path.join(ROOT, "tests", "report_sanitize.cfg"),
-                             "-q", "-p", "no:cacheprovider", "--rootdir", str(tmp_path)],
-                            cwd=str(tmp_path), capture_output=True, text=True)
+                             "-q", "-p", "no:cacheprovider", "-p", "tools.pytest_ipc", "--rootdir", str(tmp_path)],
+                            cwd=str(tmp_path), capture_output=True, text=True, timeout=900)
     assert strict.returncode == 0, strict.stdout[-3000:]

@@ -1,4 +1,5 @@
-"""pytest's set-up for the whole project, notebooks included (nbval starts their kernels).
+"""A pytest plugin (`-p tools.pytest_ipc`, in pytest.ini): Jupyter kernels started under pytest
+(nbval's, nbclient's) talk over IPC.
 
 The kernels talk over IPC (Unix sockets) where it exists, as `make run`'s do (tools/tasks.py), not
 over TCP on the loopback interface: so `make test` needs no network at all, not even a loopback
