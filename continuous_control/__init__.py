@@ -10,9 +10,10 @@ not import it, so that the notebook, which defines the same classes inline, neve
 from .checkpoints import code_fingerprint
 from .config import check_config
 from .figures import plot_diagnostics, plot_scores
+from .networks import Networks
 from .replay import replay_panel
 from .results import TARGET_SCORE, load_run
 from .training import TrainingRun
 
-__all__ = ["TARGET_SCORE", "TrainingRun", "check_config", "code_fingerprint", "load_run", "plot_diagnostics",
+__all__ = ["Networks", "TARGET_SCORE", "TrainingRun", "check_config", "code_fingerprint", "load_run", "plot_diagnostics",
            "plot_scores", "replay_panel"]

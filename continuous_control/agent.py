@@ -14,8 +14,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics, plot_scores,
-                                replay_panel)
+from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics,
+                                plot_scores, replay_panel)
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -139,8 +139,9 @@ class Critic(nn.Module):
 
 
 # --- 2.2 Target networks and the update ---
-class DDPG:
-    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2)."""
+class DDPG(Networks):
+    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
+    (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
     def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, state_size: int, action_size: int):
         self.cfg, self.actor, self.actor_target = cfg, actor, actor_target
@@ -150,23 +151,8 @@ class DDPG:
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
         self.norm = Normalizer(state_size)
-        # fused: one kernel for all of a network's parameters, not a Python loop over them
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
-
-    def to(self, *args, **kwargs):
-        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
-        for net in vars(self).values():
-            if isinstance(net, nn.Module):
-                net.to(*args, **kwargs)
-        for opt in (self.actor_opt, self.critic_opt):
-            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
-        return self
-
-    def tensor(self, x) -> torch.Tensor:
-        """An array as a tensor on the networks' device, in their dtype."""
-        weight = next(self.critic.parameters())
-        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
         """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
@@ -321,10 +307,9 @@ class PrioritizedReplay:
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
-        self.updates = 0
-        # For diagnostics: when each was added (counted in calls of add), and whether it was replayed since
+        # For diagnostics: when each was added (in calls of add), and whether it was replayed since
         self.born, self.replayed = np.zeros(capacity, np.int64), np.zeros(capacity, bool)
-        self.next, self.size, self.adds = 0, 0, 0
+        self.next, self.size, self.adds, self.updates = 0, 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
         idx = (self.next + np.arange(len(returns))) % self.capacity

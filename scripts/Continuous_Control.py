@@ -84,8 +84,8 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics, plot_scores,
-                                replay_panel)
+from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics,
+                                plot_scores, replay_panel)
 
 # %%
 import os
@@ -403,9 +403,10 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 # clock's end is worth as much as any other, which the critic cannot see. So targets bootstrap
 # through the time limit [7]. The soft update is one `lerp` over each network's parameter list.
 
-# %% tags=["export"]
-class DDPG:
-    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2)."""
+# %% nbgrader={"grade": false, "grade_id": "ddpg-update", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+class DDPG(Networks):
+    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
+    (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
     def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, state_size: int, action_size: int):
         self.cfg, self.actor, self.actor_target = cfg, actor, actor_target
@@ -415,31 +416,18 @@ class DDPG:
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
         self.norm = Normalizer(state_size)
-        # fused: one kernel for all of a network's parameters, not a Python loop over them
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
 
-    def to(self, *args, **kwargs):
-        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
-        for net in vars(self).values():
-            if isinstance(net, nn.Module):
-                net.to(*args, **kwargs)
-        for opt in (self.actor_opt, self.critic_opt):
-            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
-        return self
-
-    def tensor(self, x) -> torch.Tensor:
-        """An array as a tensor on the networks' device, in their dtype."""
-        weight = next(self.critic.parameters())
-        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
-
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
         """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
+        ### BEGIN SOLUTION: the target y = R + gamma_i Q'(s', mu'(s')) from the TARGET networks (no gradient), q = Q(s, a), td = y - q, loss = mean(w td^2)
         with torch.no_grad():
             y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
         q = self.critic(s, a)
         td = y - q
         loss = (w * td.pow(2)).mean()
+        ### END SOLUTION
         self.critic_opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
@@ -450,7 +438,9 @@ class DDPG:
         """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
         gradient dQ/da is needed, its weight gradients are not."""
         self.critic.requires_grad_(False)
+        ### BEGIN SOLUTION: the actor's loss: minus the critic's mean Q(s, mu(s)), so that a step on it climbs the critic
         loss = -self.critic(s, self.actor(s)).mean()
+        ### END SOLUTION
         self.actor_opt.zero_grad()
         loss.backward()
         self.critic.requires_grad_(True)
@@ -460,8 +450,10 @@ class DDPG:
     @torch.no_grad()
     def update_targets(self) -> None:
         """Step 3: target <- target + tau (online - target), in place, for every parameter."""
+        ### BEGIN SOLUTION: move every target parameter tau of the way to its network's: torch._foreach_lerp_(targets, onlines, tau)
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+        ### END SOLUTION
 
 
 # %% [markdown]
@@ -471,7 +463,7 @@ class DDPG:
 # $Q_\phi(s, \mu_\theta(s))$ (it climbs the critic, not down it); the targets move by exactly
 # $\tau$ of the gap.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-ddpg-update", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
 cfg = Config(hidden=(32, 32))
 ddpg = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden), state_size, action_size)
@@ -575,7 +567,7 @@ plt.show()
 # emits, for every arm at once, the transition that starts at its oldest step:
 # $(s_t, a_t, R_t, s_{t+n}, \gamma^n)$.
 
-# %% tags=["export"]
+# %% nbgrader={"grade": false, "grade_id": "n-step-return", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 class NStepAccumulator:
     """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
 
@@ -603,8 +595,10 @@ class NStepAccumulator:
         if self.count < self.n:
             return None
         # The window holds t .. t+n-1: emit the transition starting at t, bootstrapping at t+n.
+        ### BEGIN SOLUTION: ret = sum_k gamma^k r_{t+k} over the n steps in the window (self.discounts[k] = gamma^k), disc = gamma^n for every arm
         ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
         disc = np.full(len(ret), self.discounts[self.n], np.float32)
+        ### END SOLUTION
         return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
     def _flush(self, bootstrap_states):
@@ -638,7 +632,7 @@ class NStepAccumulator:
 # episode starts with an empty window. An episode that ends before the window fills (rewards 1,
 # 2, then done) flushes both its steps: returns $1 + 0.5 \cdot 2 = 2$ and $2$.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-n-step-return", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
 state = lambda t: np.full((2, 1), t, np.float32)       # the state at time t is "t"
 emitted = []
@@ -724,7 +718,7 @@ print(rows)
 # few numpy calls per level, whose call overhead exceeds their arithmetic; so the walks are
 # plain loops compiled by numba (which also compiles the Reacher's physics).
 
-# %% tags=["export"]
+# %% nbgrader={"grade": false, "grade_id": "sum-tree-walk", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @numba.njit
 def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
     """Write each leaf, then recompute its ancestors from their children, up to the root."""
@@ -743,6 +737,7 @@ def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
     found = np.empty(len(values), np.int64)
     for k in range(len(values)):
         node, u = 1, values[k]
+        ### BEGIN SOLUTION: walk down from the root (node 1) while node < leaves: left if u < the left child's sum, else subtract it and go right
         while node < leaves:
             left = tree[2 * node]
             if u >= left:
@@ -750,6 +745,7 @@ def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
                 node = 2 * node + 1
             else:
                 node = 2 * node
+        ### END SOLUTION
         found[k] = node - leaves
     return found
 
@@ -781,7 +777,7 @@ class SumTree:
 # Check: priorities 1, 2, 3, 4 must be sampled about 10%, 20%, 30%, 40% of the time, and
 # after an update every node still holds the sum of its children.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-sum-tree-walk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 tree = SumTree(5)
 tree[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
 print("total:", tree.total())
@@ -826,7 +822,7 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # report's section 2.1 measures both rules: how far above the TD errors a new transition's
 # priority ends, how much of the sampling the never-replayed transitions take, and the scores.
 
-# %% tags=["export"]
+# %% nbgrader={"grade": false, "grade_id": "importance-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
@@ -840,10 +836,9 @@ class PrioritizedReplay:
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
-        self.updates = 0
-        # For diagnostics: when each was added (counted in calls of add), and whether it was replayed since
+        # For diagnostics: when each was added (in calls of add), and whether it was replayed since
         self.born, self.replayed = np.zeros(capacity, np.int64), np.zeros(capacity, bool)
-        self.next, self.size, self.adds = 0, 0, 0
+        self.next, self.size, self.adds, self.updates = 0, 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
         idx = (self.next + np.arange(len(returns))) % self.capacity
@@ -859,8 +854,10 @@ class PrioritizedReplay:
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
+        ### BEGIN SOLUTION: w_i = (N P(i))^-beta with P(i) = priority / total, divided by the batch's largest
         weights = (self.size * self.priorities[idx] / total) ** -beta
         weights /= weights.max()
+        ### END SOLUTION
         batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
                         self.next_states[idx], self.discounts[idx])
         return idx, weights.astype(np.float32), batch_arrays
@@ -896,7 +893,7 @@ class PrioritizedReplay:
 # $(N P(i))^{-\beta} / \max_j (N P(j))^{-\beta}$ computed directly. And updated out of order,
 # each transition holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-importance-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 zeros = np.zeros((5, 1), np.float32)
 for alpha in (1.0, 0.5):
     buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=alpha, offset=0.0, rng=np.random.default_rng(0))
@@ -981,7 +978,7 @@ plt.show()
 # is made per arm: a row $x$ with noise of its own gets
 # $(\sigma^W \odot f(\varepsilon^{out}) f(\varepsilon^{in})^\top)\,x = f(\varepsilon^{out}) \odot \sigma^W (f(\varepsilon^{in}) \odot x)$.
 
-# %% tags=["export"]
+# %% nbgrader={"grade": false, "grade_id": "noisy-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
     """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
     return eps.sign() * eps.abs().sqrt()
@@ -1014,8 +1011,10 @@ class NoisyLinear(nn.Module):
 
     def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The weight and bias of one noise sample: w_mean + w_sigma * (f_out f_in^T), b_mean + b_sigma * f_out."""
+        ### BEGIN SOLUTION: return w_mean + w_sigma * outer(f_out, f_in) and b_mean + b_sigma * f_out (factorised noise)
         return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
                 torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+        ### END SOLUTION
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -1033,7 +1032,7 @@ class NoisyLinear(nn.Module):
 # step changes $\sigma^W$, so it is learned; and one noise sample per row gives each row its own
 # noisy weights.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-noisy-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
 layer = NoisyLinear(3, 2, sigma0=0.5)
 print(layer)
@@ -1098,7 +1097,7 @@ assert torch.allclose(layer(x), own, atol=1e-6)
 # * **The target actor uses the mean weights** (no noise), where [4] also perturbs the target
 #   network; this keeps the bootstrap target deterministic.
 
-# %% tags=["export"]
+# %% nbgrader={"grade": false, "grade_id": "ou-step", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 class NoisyActor(Actor):
     """The actor with NoisyLinear layers: one noise sample for a whole batch (noise_rows None),
     or one per row of `noise_rows` states."""
@@ -1141,7 +1140,9 @@ class OrnsteinUhlenbeck:
 
     def sample(self) -> torch.Tensor:
         xi = torch.randn(self.state.shape, generator=self.generator)
+        ### BEGIN SOLUTION: the OU step x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi, kept in self.state
         self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+        ### END SOLUTION
         return self.state
 
 
@@ -1152,7 +1153,7 @@ class OrnsteinUhlenbeck:
 # variance (a wrong increment scale would drift from it) with a correlation of about
 # $(1 - 0.15)^\ell$ at lag $\ell$.
 
-# %% tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-ou-step", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
 noisy_actor = NoisyActor(state_size, action_size, hidden, sigma0=0.5)
 print(noisy_actor)

@@ -39,9 +39,11 @@ TASKS = {
         (["pytest", "tests", "Continuous_Control.ipynb", "--nbval-lax", "--nbval-current-env"], SMOKE),
         (["pytest", "Report.ipynb", "--nbval", "--nbval-current-env",
           "--nbval-sanitize-with", os.path.join("tests", "report_sanitize.cfg")], {})]),
-    "export": ("after editing a notebook: its text twin, and the exported agent", [
+    "export": ("after editing a notebook: its text twin, the exported agent and the student edition", [
         (["jupytext", "--sync", "Continuous_Control.ipynb", "Report.ipynb"], {}),
-        (["continuous_control.export"], {})]),
+        (["continuous_control.export"], {}), (["tools.student"], {})]),
+    "student": ("lab/Continuous_Control_student.ipynb: the lesson with a blank at each core idea (nbgrader's format)",
+                [(["tools.student"], {})]),
     "benchmark": ("environment and training speed (results/benchmarks/)", [
         (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {})]),
     "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",

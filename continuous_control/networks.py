@@ -1,0 +1,21 @@
+"""Device and dtype handling for the lesson's DDPG: machinery, not the lesson."""
+import torch
+import torch.nn as nn
+
+
+class Networks:
+    """A holder of networks and their Adam optimisers (`actor_opt`, `critic_opt`) that moves them together."""
+
+    def to(self, *args, **kwargs):
+        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
+        for net in vars(self).values():
+            if isinstance(net, nn.Module):
+                net.to(*args, **kwargs)
+        for opt in (self.actor_opt, self.critic_opt):
+            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
+        return self
+
+    def tensor(self, x) -> torch.Tensor:
+        """An array as a tensor on the networks' device, in their dtype."""
+        weight = next(self.critic.parameters())
+        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
