@@ -858,8 +858,7 @@ class PrioritizedReplay:
         weights = (self.size * self.priorities[idx] / total) ** -beta
         weights /= weights.max()
         ### END SOLUTION
-        batch_arrays = (self.states[idx], self.actions[idx], self.returns[idx],
-                        self.next_states[idx], self.discounts[idx])
+        batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
         return idx, weights.astype(np.float32), batch_arrays
 
     def age(self, idx) -> np.ndarray:
