@@ -70,6 +70,11 @@ def main(argv=None) -> None:
                 found = page.get_by_role("button", name=button, exact=True)
                 if found.count():
                     found.first.click()
+            for _ in range(5):                       # any other dialog (a kernel or build notice): dismissed
+                if not page.locator(".jp-Dialog").count():
+                    break
+                page.keyboard.press("Escape")
+                page.wait_for_timeout(500)
             cell = page.locator(".jp-CodeCell", has_text=args.cell).first
             cell.scroll_into_view_if_needed()
             cell.evaluate("element => element.scrollIntoView({block: 'start'})")
