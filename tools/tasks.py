@@ -27,11 +27,13 @@ SMOKE = {"SMOKE": "1"}
 # name: (what it does, [(module and arguments, extra environment), ...]) or a list of other tasks.
 TASKS = {
     "notebook": ("execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
-                 [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {})]),
+                 [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
+                  (["tools.no_widget_state", "Continuous_Control.ipynb"], {})]),
     "figures": ("doc/ figures and the README's result tables from checkpoints/ and results/",
                 [(["experiments.figures"], {})]),
     "report": ("doc/, the README's tables, then Report.ipynb executed from them", ["figures", "report-notebook"]),
-    "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {})]),
+    "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {}),
+                                                          (["tools.no_widget_state", "Report.ipynb"], {})]),
     "run": ("the main job: the notebook, then the report", ["notebook", "report"]),
     "wheels": ("every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform (needs the network)",
                [(["tools.wheels"], {})]),

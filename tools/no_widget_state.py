@@ -1,0 +1,23 @@
+"""Drop the saved widget state from executed notebooks (after `nbconvert --execute --inplace`).
+
+    python -m tools.no_widget_state Continuous_Control.ipynb Report.ipynb
+
+Where no kernel runs (GitHub, nbviewer, nbconvert's HTML) a widget's saved view would shadow the still
+image or text that its output also carries (the replay panel's frame, the progress bar's last line);
+without the state, every page shows those. nbconvert keeps a state already in the file, so it is removed here.
+"""
+import sys
+
+import nbformat
+
+
+def main(paths: list[str]) -> None:
+    for path in paths:
+        nb = nbformat.read(path, as_version=4)
+        if nb.metadata.pop("widgets", None) is not None:
+            nbformat.write(nb, path)
+            print(f"{path}: saved widget state removed")
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
