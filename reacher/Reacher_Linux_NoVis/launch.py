@@ -1,6 +1,6 @@
 """Start reacher.serve, or say at once which package this interpreter lacks (standard library only).
 
-Reacher.x86_64 runs this with the interpreter it chose. The reason for an early exit goes to stderr
+Reacher.x86_64 runs this with the interpreter it chose, the project's folder on PYTHONPATH. The reason for an early exit goes to stderr
 and to the file the unityagents client reads when the process ends (reacher/client_hook.py), so
 the client reports it within a second instead of waiting for an answer that cannot come.
 """
@@ -17,7 +17,6 @@ def port(argv: list) -> str:
 
 
 def main() -> None:
-    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
     for name in NEEDED:
         try:
             __import__(name)
