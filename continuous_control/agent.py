@@ -41,8 +41,6 @@ class Config:
     """Environment steps (of all 20 arms) between updates in the fast episodes, section 6.2."""
     fast_episodes: int = 20
     """The most episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
-    fast_until: float | None = None
-    """If set, the fast episodes end once an episode's mean score has reached it (an ablation, 6.2)."""
     learn_every_later: int = 8
     """Environment steps between updates after the fast episodes."""
     actor_lr: float = 1e-3
@@ -64,17 +62,13 @@ class Config:
     priority_offset: float = 1e-3
     """c in p = |TD error| + c: no transition's priority is zero."""
     priority_window: int = 100
-    """New transitions get the largest priority of the last `priority_window` updates (0: the largest ever), 4.2."""
-    exploration: str = "noisynet"
-    """'noisynet' (noisy actor weights, section 5), action noise ('ou' or 'gaussian'), or 'none'."""
-    noise_per_arm: bool = False
-    """NoisyNet acting noise: one sample per arm (True) or one shared by all 20 arms (False)."""
+    """New transitions get the largest priority of the last `priority_window` updates, section 4.2."""
     noisy_sigma0: float = 0.5
     """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
     ou_kappa: float = 0.15
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
-    action_noise: float = 0.2
-    """Standard deviation of the action noise when exploration is 'ou' or 'gaussian'."""
+    clipped_double_q: bool = False
+    """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
 
     def __post_init__(self):
         check_config(self)                     # each field's type and range: a bad value fails here, named
@@ -137,16 +131,19 @@ class Critic(nn.Module):
             x = F.relu(layer(x))
         return self.out(x).squeeze(-1)
 
+    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """Every estimate of Q(s, a) the critic makes, one row each: one row here, two in section 2.3."""
+        return self(state, action)[None]
+
 
 # --- 2.2 Target networks and the update ---
 class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
-    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, state_size: int, action_size: int):
-        self.cfg, self.actor, self.actor_target = cfg, actor, actor_target
-        self.critic = Critic(state_size, action_size, cfg.hidden)
-        self.critic_target = Critic(state_size, action_size, cfg.hidden)
+    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
+                 critic_target: nn.Module, state_size: int):
+        self.cfg, self.actor, self.actor_target, self.critic, self.critic_target = cfg, actor, actor_target, critic, critic_target
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
@@ -155,17 +152,19 @@ class DDPG(Networks):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
-        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q."""
+        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q.
+        With two critics (2.3) y takes the smaller target estimate and each critic learns y; the first one's
+        TD errors are returned."""
         with torch.no_grad():
-            y = ret + disc * self.critic_target(s_next, self.actor_target(s_next))
-        q = self.critic(s, a)
+            y = ret + disc * self.critic_target.values(s_next, self.actor_target(s_next)).min(0).values
+        q = self.critic.values(s, a)                       # (critics, batch)
         td = y - q
         loss = (w * td.pow(2)).mean()
         self.critic_opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
         self.critic_opt.step()
-        return td.detach(), loss.item(), q.mean().item()
+        return td[0].detach(), loss.item(), q[0].mean().item()
 
     def update_actor(self, s) -> float:
         """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
@@ -183,6 +182,21 @@ class DDPG(Networks):
         """Step 3: target <- target + tau (online - target), in place, for every parameter."""
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+
+
+# --- 2.3 Overestimation, and clipped double-Q ---
+class TwinCritic(nn.Module):
+    """Two critics trained on the same targets: the actor climbs Q_1, a target takes min(Q_1, Q_2) [14]."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple):
+        super().__init__()
+        self.q1, self.q2 = Critic(state_size, action_size, hidden), Critic(state_size, action_size, hidden)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.q1(state, action)
+
+    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.stack([self.q1(state, action), self.q2(state, action)])
 
 
 # --- 3. n-step targets ---
@@ -298,7 +312,7 @@ class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
     def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
-                 offset: float, rng: np.random.Generator, window: int = 0):
+                 offset: float, rng: np.random.Generator, window: int = 1):
         self.capacity, self.alpha, self.offset, self.rng, self.window = capacity, alpha, offset, rng, window
         self.states = np.zeros((capacity, state_size), np.float32)
         self.actions = np.zeros((capacity, action_size), np.float32)
@@ -306,17 +320,14 @@ class PrioritizedReplay:
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
-        self.recent = np.ones(max(window, 1))     # the largest p_i of each of the last `window` updates
-        # For diagnostics: when each was added (in calls of add), and whether it was replayed since
-        self.born, self.replayed = np.zeros(capacity, np.int64), np.zeros(capacity, bool)
-        self.next, self.size, self.adds, self.updates = 0, 0, 0, 0
+        self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
+        self.next, self.size, self.updates = 0, 0, 0
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.max_priority))
-        self.born[idx], self.adds, self.replayed[idx] = self.adds, self.adds + 1, False
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -330,24 +341,15 @@ class PrioritizedReplay:
         batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
         return idx, weights.astype(np.float32), batch_arrays
 
-    def age(self, idx) -> np.ndarray:
-        """How many insertions ago each transition was added."""
-        return self.adds - self.born[idx]
-
     @property
     def max_priority(self) -> float:
-        """A new transition's p: the largest of the last `window` updates (window 0: the largest ever)."""
+        """A new transition's p: the largest of the last `window` updates."""
         return float(self.recent.max())
 
     def update_priorities(self, idx, td_errors) -> None:
         priorities = np.abs(td_errors) + self.offset
-        largest = float(priorities.max())
-        if self.window:                          # a ring of the last `window` updates' largest
-            self.recent[self.updates % self.window] = largest
-        else:                                    # the largest ever [3]
-            self.recent[0] = max(self.recent[0], largest)
+        self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
         self.updates += 1
-        self.replayed[idx] = True
         self._set_priority(idx, priorities)
 
     def _set_priority(self, idx, priorities) -> None:
@@ -363,23 +365,22 @@ def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
 class NoisyLinear(nn.Module):
     """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
 
-    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5, rows: int | None = None):
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
         super().__init__()
         self.in_features, self.out_features, bound = in_features, out_features, in_features ** -0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
         self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
-        rows = () if rows is None else (rows,)                         # one noise sample, or one per row
-        self.register_buffer("eps_in", torch.zeros(*rows, in_features))      # f(eps_i), set by the agent
-        self.register_buffer("eps_out", torch.zeros(*rows, out_features))    # f(eps_j)
+        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
         self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
 
     def set_noise(self, eps: torch.Tensor) -> None:
-        """eps: in_features + out_features standard normal numbers (or a row of them per row of x)."""
+        """eps: in_features + out_features standard normal numbers."""
         f = signed_sqrt(eps)
-        self.eps_in.copy_(f[..., :self.in_features])
-        self.eps_out.copy_(f[..., self.in_features:])
+        self.eps_in.copy_(f[:self.in_features])
+        self.eps_out.copy_(f[self.in_features:])
         self.noisy = True
 
     def extra_repr(self) -> str:
@@ -393,26 +394,20 @@ class NoisyLinear(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
             return F.linear(x, self.weight_mean, self.bias_mean)
-        if self.eps_in.dim() == 2:       # a noise sample per row of x: f_out * (sigma_w (f_in * x))
-            noise = F.linear(x * self.eps_in, self.weight_sigma, self.bias_sigma)
-            return F.linear(x, self.weight_mean, self.bias_mean) + self.eps_out * noise
         return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
 
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
 class NoisyActor(Actor):
-    """The actor with NoisyLinear layers: one noise sample for a whole batch (noise_rows None),
-    or one per row of `noise_rows` states."""
+    """The actor with NoisyLinear layers (`layer`), one noise sample for a whole batch."""
 
-    def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, noise_rows: int | None = None):
-        super().__init__(state_size, action_size, hidden, layer=lambda i, o: NoisyLinear(i, o, sigma0, noise_rows))
+    def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, layer=NoisyLinear):
+        super().__init__(state_size, action_size, hidden, layer=lambda i, o: layer(i, o, sigma0))
         self.sizes = [n for layer in self.layers for n in (layer.in_features, layer.out_features)]
         self.noise_size = sum(self.sizes)
-        self.noise_shape = (self.noise_size,) if noise_rows is None else (noise_rows, self.noise_size)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
-        """Noise for every layer (`noise_size` standard normal numbers, or a row of them per
-        state), or None for the mean weights."""
+        """Noise for every layer (`noise_size` standard normal numbers), or None for the mean weights."""
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
@@ -448,60 +443,29 @@ class OrnsteinUhlenbeck:
 
 # --- 6.1 The behaviour policy ---
 class Behaviour(nn.Module):
-    """What acts: a copy of the learner's normaliser, its actor with this step's exploration noise."""
+    """What acts: a copy of the learner's normaliser, and its actor's weights under this step's noise."""
 
-    def __init__(self, cfg: Config, learner: DDPG, actor: nn.Module, num_agents: int, action_size: int,
-                 generator: torch.Generator):
+    def __init__(self, cfg: Config, learner: DDPG, actor: Actor, generator: torch.Generator):
         super().__init__()
-        self.cfg, self.generator, self.learner, self.copied = cfg, generator, learner, None
-        self.norm, self.actor = Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
-        self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
-        noisy = cfg.exploration == "noisynet"
-        self.draws = noisy and not cfg.noise_per_arm       # `actor` is plain: the learner's actor draws its weights
-        shape = (num_agents, action_size) if not noisy else actor.noise_shape if cfg.noise_per_arm else learner.actor.noise_shape
-        self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, 1.0 if noisy else cfg.action_noise, generator)
+        self.learner, self.norm, self.actor = learner, Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
+        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)    # epsilon_t (5.2)
 
     @torch.no_grad()
-    def refresh(self, explore: bool = True) -> None:
-        """Copy the learner's state statistics, and its actor with this step's noise."""
-        learner = self.learner
-        for copy, source in zip(self.norm.buffers(), learner.norm.buffers()):
+    def refresh(self) -> None:
+        """Copy the learner's state statistics, and draw its actor's weights with the next noise sample."""
+        for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
             copy.copy_(source)
-        if self.draws:                         # one sample for all arms; noise 0: the mean weights
-            learner.actor.draw(self.noise.sample() if explore else torch.zeros(learner.actor.noise_size), into=self.actor)
-            return
-        if self.copied != learner.updates or not explore:      # explore=False: always the actor as it is now
-            for copy, source in zip(self.actor.parameters(), learner.actor.parameters()):
-                copy.copy_(source)
-            self.copied = learner.updates
-        exploration = self.cfg.exploration
-        if exploration == "noisynet":          # a sample per arm
-            self.actor.set_noise(self.noise.sample() if explore else torch.zeros(self.actor.noise_size))
-        elif explore and exploration == "ou":
-            self.action_noise.copy_(self.noise.sample())
-        elif explore and exploration == "gaussian":
-            self.action_noise.copy_(self.cfg.action_noise * torch.randn(self.action_noise.shape, generator=self.generator))
-        else:
-            self.action_noise.zero_()
+        self.learner.actor.draw(self.noise.sample(), into=self.actor)
 
     @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
     def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
+        return self.actor(self.norm(states)).clamp(-1, 1)
 
     @torch.no_grad()
     def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
         """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
-        actor = self.learner.actor
-        if hasattr(actor, "set_noise"):
-            actor.set_noise(None)              # the mean weights; learn() draws fresh noise before using it
-        return actor(self.learner.norm(states)).clamp(-1, 1)
-
-
-# --- 6.2 The agent: all of it together ---
-def learns_fast(cfg: Config, episode: int, means) -> bool:
-    """Whether episode `episode` learns every `learn_every` steps, given `means`, the mean score over
-    the arms of each episode before it: within the first `fast_episodes`, until one reached `fast_until` (if set)."""
-    return episode <= cfg.fast_episodes and (cfg.fast_until is None or max(means, default=-np.inf) < cfg.fast_until)
+        self.learner.actor.set_noise(None)     # the mean weights; learn() draws fresh noise before using it
+        return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
 
 
 # --- 6.2 The agent: all of it together ---
@@ -516,32 +480,35 @@ class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        seeds = seed_streams(cfg.seed)
+        seeds, self.cfg, self.sizes = seed_streams(cfg.seed), cfg, (num_agents, state_size, action_size)
         self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
         torch.manual_seed(seeds["weights"])
-        noisy = cfg.exploration == "noisynet"
-        make_actor = lambda rows=None: (NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, rows)
-                                        if noisy else Actor(state_size, action_size, cfg.hidden))
-        super().__init__(cfg, make_actor(), make_actor(), state_size, action_size)
-        acting = make_actor(num_agents) if cfg.noise_per_arm else Actor(state_size, action_size, cfg.hidden)   # per-arm noise, or plain (6.1)
-        self.behaviour = Behaviour(cfg, self, acting, num_agents, action_size, self.gen)
+        critic = TwinCritic if cfg.clipped_double_q else Critic                # 2.3
+        super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
+                         critic(state_size, action_size, cfg.hidden), state_size)
+        self.behaviour = self.make_behaviour()
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
                                         cfg.priority_window)
-        self.sizes, self.nstep, self.steps, self.updates, self.log = (num_agents, state_size, action_size), None, 0, 0, []
+        self.nstep, self.steps, self.updates = None, 0, 0
         self.to(cfg.device)
 
-    def begin_episode(self, episode: int, means=()) -> None:
-        """Episode `episode`'s n (growing from 1), learning interval (`means`: earlier episodes' means), first policy."""
+    def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
+        return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
+
+    def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
+        return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval and first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if learns_fast(cfg, episode, means) else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        """The behaviour policy's actions for all arms; explore=False: the learner's mean actor, no noise."""
-        policy = self.behaviour if explore else self.behaviour.mean_actor
+        policy = self.behaviour if explore else self.behaviour.mean_actor     # explore=False: the mean actor, no noise
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
@@ -558,35 +525,34 @@ class Agent(DDPG):
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
-    def learn(self) -> tuple[float, float]:
+    def learn(self) -> dict:
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
         s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
         td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
         self.memory.update_priorities(idx, td.cpu().numpy())
-        if self.cfg.exploration == "noisynet":                   # fresh noise: sigma learns too
-            self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
+        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
         actor_loss = self.update_actor(s)
         self.update_targets()
         self.updates += 1
-        self.log.append((critic_loss, actor_loss, q, td.abs().mean().item(), np.mean(self.memory.age(idx) <= 1000)))
-        return critic_loss, actor_loss
+        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
 
 
 # --- 7. Training ---
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
-          resume: bool = False, live: bool = True, **bookkeeping) -> dict:
-    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`."""
+          resume: bool = False, live: bool = True, agent_class: type = Agent, **bookkeeping) -> dict:
+    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
+    `Agent`, or a variant of it (the report's ablations)."""
     brain_name = env.brain_names[0]
     if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
-    agent = Agent(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
     run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode, run.history["mean"])       # n, and how often to learn, this episode
+        agent.begin_episode(episode)                             # n, and how often to learn, this episode
         scores = np.zeros(num_agents)
         while True:
             actions = agent.act(states)                            # every arm at once, with exploration

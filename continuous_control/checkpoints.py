@@ -2,8 +2,8 @@
 only by the same configuration and the same code.
 
     fingerprint = run_fingerprint(code_fingerprint(train))   # the code that `train` runs, and the SHAPING modules'
-    save_checkpoint(folder, agent, env, episode, history, fingerprint)
-    restored = load_checkpoint(folder, agent, env, fingerprint)    # (episode, history) or None
+    save_checkpoint(folder, agent, env, episode, history, fingerprint, record)   # record: the run's Recorder
+    restored = load_checkpoint(folder, agent, env, fingerprint, record)    # (episode, history) or None
 
 A checkpoint is one file, `checkpoint.npz`: the replay buffer's arrays and, as one more array of
 bytes, the state (networks, optimisers, counters, every random generator, the history), tensors and
@@ -34,12 +34,13 @@ FILE = "checkpoint.npz"
 # Beyond the agent (the notebook's `train` and what it names): the modules whose code shapes a run's
 # scores, each fingerprinted whole. A checkpoint made while any of them differed is not resumed.
 SHAPING = ("reacher.physics", "reacher.physx", "reacher.environment", "continuous_control.training",
-           "continuous_control.checkpoints")
+           "continuous_control.checkpoints", "continuous_control.ablations")
 
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be resumed: damaged, refused, or made by other code."""
-REPLAY = ("states", "actions", "returns", "next_states", "discounts", "born", "replayed")
+REPLAY = ("states", "actions", "returns", "next_states", "discounts")
+RECORDED = ("born", "replayed")                # the Recorder's arrays, one entry per stored transition
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
@@ -149,7 +150,7 @@ def wait_for_checkpoint() -> None:
             raise error
 
 
-def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str,
+def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str, record=None,
                     background: bool = False) -> None:
     """Everything needed to resume after `episode`, in one file swapped in by one rename; with
     `background`, written by a second thread from copies taken now."""
@@ -162,18 +163,20 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
-        "memory": {"next": int(m.next), "size": int(m.size), "adds": int(m.adds), "recent": torch.from_numpy(m.recent.copy()),
+        "memory": {"next": int(m.next), "size": int(m.size), "adds": int(record.adds) if record else 0,
+                   "recent": torch.from_numpy(m.recent.copy()),
                    "updates": int(m.updates)},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
     torch.save(state, blob)                    # serialised now: training may change every tensor after this
     arrays = {"state": np.frombuffer(blob.getvalue(), np.uint8), "priorities": m.priorities[np.arange(m.size)],
-              **{name: getattr(m, name)[:m.size] for name in REPLAY}}
+              **{name: getattr(m, name)[:m.size] for name in REPLAY},
+              **{name: getattr(record, name)[:m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED}}
     if not background:
         _write(folder, arrays)
         return
-    arrays.update({name: arrays[name].copy() for name in REPLAY})     # the buffer goes on filling
+    arrays.update({name: arrays[name].copy() for name in REPLAY + RECORDED})     # the buffer goes on filling
     _writing = _Writer(folder, arrays)
     _writing.start()
 
@@ -225,7 +228,7 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
     try:
         with np.load(path, allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
-        missing = [name for name in ("state", "priorities", *REPLAY) if name not in arrays]
+        missing = [name for name in ("state", "priorities", *REPLAY, *RECORDED) if name not in arrays]
         if missing:
             raise _damaged(path, f"it has no {', '.join(missing)}")
         state = torch.load(io.BytesIO(arrays.pop("state").tobytes()), weights_only=True)
@@ -241,7 +244,7 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
     return state, arrays
 
 
-def load_checkpoint(folder: str, agent, env, fingerprint: dict):
+def load_checkpoint(folder: str, agent, env, fingerprint: dict, record=None):
     """Restore a checkpoint of the same configuration and code into `agent` and `env`; return
     (episode, history), or None (with the reason printed) when there is none or its configuration
     differs. CheckpointError when it is damaged, refused, or was made by other code (naming what changed)."""
@@ -265,8 +268,12 @@ def load_checkpoint(folder: str, agent, env, fingerprint: dict):
     n = state["memory"]["size"]
     for name in REPLAY:
         getattr(m, name)[:n] = saved[name]
+    if record is not None:
+        for name in RECORDED:
+            getattr(record, name)[:n] = saved[name]
+        record.adds = state["memory"]["adds"]
     m.priorities[np.arange(n)] = saved["priorities"]
-    m.next, m.size, m.adds, m.updates = state["memory"]["next"], n, state["memory"]["adds"], state["memory"]["updates"]
+    m.next, m.size, m.updates = state["memory"]["next"], n, state["memory"]["updates"]
     m.recent[:] = state["memory"]["recent"].numpy()
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
@@ -280,5 +287,6 @@ def load_checkpoint(folder: str, agent, env, fingerprint: dict):
     if random["env"] is not None and hasattr(env, "physics"):
         env.physics.rng.bit_generator.state = random["env"]
     agent.steps, agent.updates = state["steps"], state["updates"]
-    agent.behaviour.copied = None              # the behaviour policy copies the restored actor at its next refresh
+    if hasattr(agent.behaviour, "copied"):
+        agent.behaviour.copied = None          # a copying behaviour (ablations) copies the restored actor at its next refresh
     return state["episode"], state["history"]

@@ -1,7 +1,7 @@
 """The checks of the lesson's `Config`, and `FIELD=VALUE` text typed by its annotations.
 
     check_config(cfg)                      # Config.__post_init__: ValueError naming the field and its range
-    parse_overrides(Config, ["tau=0.01", "fast_until=30", "hidden=(64, 64)"])   # {field: typed value}
+    parse_overrides(Config, ["tau=0.01", "clipped_double_q=True", "hidden=(64, 64)"])   # {field: typed value}
 
 Every value that would break learning later (a negative gradient clip, gamma above 1, a warm-up
 larger than the buffer, an interval of 0) is refused when the Config is made, not episodes later.
@@ -13,7 +13,8 @@ import os
 import types
 import typing
 
-EXPLORATIONS = ("noisynet", "ou", "gaussian", "none")
+EXPLORATIONS = ("noisynet", "ou", "none")          # the ablations' Config (continuous_control.ablations)
+NEW_PRIORITIES = ("recent", "largest_ever", "mean")
 
 # field: (test, the allowed range in words). Fields not named here are checked by type only.
 RANGES = {
@@ -26,7 +27,6 @@ RANGES = {
     "warmup": (lambda v: v >= 0, ">= 0"),
     "learn_every": (lambda v: v >= 1, ">= 1"),
     "fast_episodes": (lambda v: v >= 0, ">= 0"),
-    "fast_until": (lambda v: v is None or math.isfinite(v), "None or a finite score"),
     "learn_every_later": (lambda v: v >= 1, ">= 1"),
     "actor_lr": (lambda v: 0 < v < math.inf, "> 0"),
     "critic_lr": (lambda v: 0 < v < math.inf, "> 0"),
@@ -37,11 +37,12 @@ RANGES = {
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
     "beta_steps": (lambda v: v >= 1, ">= 1"),
     "priority_offset": (lambda v: 0 < v < math.inf, "> 0"),
-    "priority_window": (lambda v: v >= 0, ">= 0 (0: the largest priority ever)"),
+    "priority_window": (lambda v: v >= 1, ">= 1"),
     "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
     "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
     "ou_kappa": (lambda v: 0 < v <= 1, "in (0, 1]"),
     "action_noise": (lambda v: 0 <= v < math.inf, ">= 0"),
+    "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
 }
 
 
@@ -72,7 +73,7 @@ def check_config(cfg) -> None:
     if not cfg.batch_size <= cfg.warmup <= cfg.buffer_size:
         raise ValueError(f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
                          f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}")
-    if cfg.noise_per_arm and cfg.exploration != "noisynet":
+    if getattr(cfg, "noise_per_arm", False) and cfg.exploration != "noisynet":
         raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {cfg.exploration!r}")
 
 

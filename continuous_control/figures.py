@@ -12,7 +12,7 @@ from .results import TARGET_SCORE, WINDOW
 from .variants import LABELS, VARIANTS
 
 # The full agent in C0, every other variant in a color of its own.
-COLORS = dict(zip(VARIANTS, ["C0", "C1", "C2", "C3", "C4", "C5", "C6", "C7", "C8", "C9", "black", "gold", "teal"]))
+COLORS = dict(zip(VARIANTS, [f"C{k}" for k in range(10)] + ["black", "gold", "teal", "purple", "olive", "navy"]))
 
 
 def plot_scores(history: dict, ax, title: str = None) -> None:

@@ -22,12 +22,13 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
     """The saved actor, target actor, critic and state normaliser of a run, rebuilt from the
     agent's classes and the run's saved configuration; `load_state_dict` is strict, so a network
     that does not match its weights fails here."""
-    from .agent import Actor, Critic, NoisyActor, Normalizer
+    from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
     run = os.path.join(ROOT, run_dir)
     cfg = json.load(open(os.path.join(run, "config.json")))
-    hidden, noisy = tuple(cfg["hidden"]), cfg["exploration"] == "noisynet"
+    hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"     # exploration: an ablation's
     actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
-    nets = {"actor": actor(), "actor_target": actor(), "critic": Critic(33, 4, hidden), "normalizer": Normalizer(33)}
+    critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
+    nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
     for name, net in nets.items():
         net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt"), map_location="cpu"))
         if noisy and name.startswith("actor"):

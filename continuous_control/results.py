@@ -74,7 +74,8 @@ def code_version(root: str = ROOT) -> str:
 def export_policy(agent, path: str, state_size: int) -> None:
     """The target actor with its state normaliser, without noise, as a `torch.export` program:
     loadable with torch alone (`torch.export.load(path).module()`), for any number of arms."""
-    policy = copy.deepcopy(nn.Sequential(agent.norm, agent.actor_target)).to("cpu", torch.float32).eval()
+    network = agent.policy_network() if hasattr(agent, "policy_network") else nn.Sequential(agent.norm, agent.actor_target)
+    policy = copy.deepcopy(network).to("cpu", torch.float32).eval()           # a variant may wrap it (ablations)
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
     exported = torch.export.export(policy, (torch.zeros(2, state_size),),
                                    dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))

@@ -16,36 +16,70 @@ import os
 import time
 
 import numpy as np
+import torch
 
 from .checkpoints import load_checkpoint, run_fingerprint, save_checkpoint, set_aside, wait_for_checkpoint
 from .progress import LiveCurve, Progress
 from .results import TARGET_SCORE, WINDOW, code_version, save_results
 
 
-LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Agent.log
+LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Recorder.log
 
 
-def diagnostics(agent) -> dict:
+class Recorder:
+    """The diagnostics' bookkeeping, kept beside the agent rather than in it. It wraps the agent's
+    `learn` and its replay's `add` and `update_priorities`, and notes per update the losses and mean Q
+    that `learn` returns, the batch's mean |TD error| and the share of it added within the last 1000
+    insertions (about one episode); per stored transition, when it was added (in calls of `add`) and
+    whether an update has replayed it since. It draws no random number and changes no value."""
+
+    def __init__(self, agent):
+        memory, self.log, self.adds = agent.memory, [], 0
+        self.born, self.replayed = np.zeros(memory.capacity, np.int64), np.zeros(memory.capacity, bool)
+        add, update_priorities, learn = memory.add, memory.update_priorities, agent.learn
+
+        def recorded_add(*transitions):
+            idx = (memory.next + np.arange(len(transitions[2]))) % memory.capacity
+            add(*transitions)
+            self.born[idx], self.replayed[idx], self.adds = self.adds, False, self.adds + 1
+
+        def recorded_update(idx, td_errors):
+            update_priorities(idx, td_errors)
+            self.replayed[idx] = True
+            self.batch = (torch.as_tensor(td_errors).abs().mean().item(), np.mean(self.age(idx) <= 1000))
+
+        def recorded_learn():
+            out = learn()
+            self.log.append((out["critic_loss"], out["actor_loss"], out["q"], *self.batch))
+            return out
+        memory.add, memory.update_priorities, agent.learn = recorded_add, recorded_update, recorded_learn
+
+    def age(self, idx) -> np.ndarray:
+        """How many insertions ago each transition was added."""
+        return self.adds - self.born[idx]
+
+
+def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from what each update logged (the log is then cleared) and the agent's
     state at the episode's end: mean critic and actor loss, Q(s, a) and |TD error| over the updates;
     the share of sampled transitions added within the last 1000 insertions (about one episode) and
-    that share among all stored ones; beta; the largest priority; NoisyNet's mean sigma per layer."""
-    log = np.array(agent.log, float).reshape(-1, len(LOGGED))
-    agent.log.clear()
+    that share among all stored ones; beta; a new transition's priority; NoisyNet's mean sigma per layer."""
+    log = np.array(record.log, float).reshape(-1, len(LOGGED))
+    record.log.clear()
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
-           "young_share_stored": float(np.mean(m.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
-           "beta": agent.beta(), "max_priority": m.max_priority, **backlog(m)}
+           "young_share_stored": float(np.mean(record.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
+           "beta": agent.beta(), "max_priority": m.max_priority, **backlog(m, record)}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
             row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
     return {key: float(value) for key, value in row.items()}
 
 
-def backlog(memory) -> dict:
+def backlog(memory, record: Recorder) -> dict:
     """The stored transitions never replayed since they were added: their share of the buffer, and
     their share of the sampling probability (the sum tree's mass they hold)."""
-    waiting = np.flatnonzero(~memory.replayed[:memory.size])
+    waiting = np.flatnonzero(~record.replayed[:memory.size])
     total = memory.priorities.total()
     return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
             "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}
@@ -54,7 +88,7 @@ def backlog(memory) -> dict:
 class TrainingRun:
     def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
                  stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
-        self.run_dir, self.agent, self.env = run_dir, agent, env
+        self.run_dir, self.agent, self.env, self.record = run_dir, agent, env, Recorder(agent)
         self.fingerprint = run_fingerprint(fingerprint)        # the agent's code and the SHAPING modules' 
         self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
         self.log_every, self.checkpoint_every = log_every, checkpoint_every
@@ -68,7 +102,7 @@ class TrainingRun:
         continues from the checkpoint of the same configuration and code, if there is one, and refuses
         one made by other code (CheckpointError). One run at a time in a folder: another is refused."""
         lock_folder(self.run_dir)
-        restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint) if resume else None
+        restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint, self.record) if resume else None
         if restored:
             self.episode, self.history = restored
             if self.finished():
@@ -97,7 +131,7 @@ class TrainingRun:
         h["arms"].append(scores.tolist())
         h["avg100"].append(float(np.mean(h["mean"][-WINDOW:])))
         h["wall"].append(time.perf_counter() - self.clock)
-        h["diagnostics"].append(diagnostics(self.agent))
+        h["diagnostics"].append(diagnostics(self.agent, self.record))
         if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
             h["solved_at"] = episode
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
@@ -106,7 +140,8 @@ class TrainingRun:
                   f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
             self.curve.draw(h)
         if episode % self.checkpoint_every == 0 or self.finished():
-            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, background=True)
+            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record,
+                            background=True)
         return self.finished()
 
     def finish(self) -> dict:

@@ -1,7 +1,8 @@
 """The report's variants: what each changes in the agent's `Config`, and what it is called.
 
 Ablations change one thing at a time, except plain DDPG, which removes all three extensions.
-The order is the report's; "full" is the notebook's configuration.
+The order is the report's; "full" is the notebook's configuration. A change to a field the lesson's
+`Config` lacks makes the run an `ablations.Ablation`, trained by `ablations.AblationAgent`.
 """
 VARIANTS = {
     "full": ("full: 5-step + prioritized + NoisyNet", {}),
@@ -13,8 +14,10 @@ VARIANTS = {
     "action_noise": ("OU action noise instead of NoisyNet", {"exploration": "ou"}),
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
-    "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"priority_window": 0}),
-    "early_fast_end": ("fast episodes end at a mean of 37", {"fast_until": 37.0}),
+    "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"new_priority": "largest_ever"}),
+    "mean_priority": ("new transitions at the mean priority", {"new_priority": "mean"}),
+    "clipped_double_q": ("clipped double-Q (TD3's target)", {"clipped_double_q": True}),
+    "mirror": ("goals of one orbit direction mirrored into the other", {"mirror": True}),
     "learn_every_step": ("learning every step throughout", {"learn_every_later": 1}),
     "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 }

@@ -205,3 +205,120 @@ def summary_line(comparisons: list) -> str:
     if good:
         parts.append("clearly better on " + ", ".join(good))
     return "; ".join(parts) if parts else "no clear difference from the full agent on any measure"
+
+
+# --- Paired statistics: the rule the report's verdicts follow ---------------------------------------
+#
+# One primary measure, named before the runs: the mean of episodes 1-100 (PRIMARY). For each variant
+# and measure, the differences variant minus full agent on the same seeds, their mean, and a 95%
+# t-interval (scipy.stats.t). Across a family of comparisons (the variants on one measure) the
+# interval is widened by Bonferroni's correction, to level 1 - 0.05 / m; a verdict is given only
+# where that corrected interval excludes zero. Holm's step-down p-values are reported beside it
+# (every Bonferroni verdict is also a Holm rejection). With ten seeds, the interquartile mean of
+# each side and the probability that a variant's run beats a full agent's run (both as rliable
+# defines them) are given too.
+
+ALPHA = 0.05
+PRIMARY = "mean_1_100"
+
+
+@dataclass
+class Paired:
+    variant: str
+    metric: str
+    seeds: list
+    diffs: np.ndarray        # variant minus baseline, seed by seed
+    mean: float
+    interval: tuple          # 95%, uncorrected
+    corrected: tuple         # 1 - ALPHA / m, Bonferroni over the family
+    p: float                 # paired t-test, two-sided
+    p_holm: float
+    iqm: tuple               # (variant, baseline): interquartile means over the seeds
+    improvement: float       # P(variant's run better than a baseline run), ties counted half
+    verdict: str             # "better", "worse", "no clear difference", or TOO_FEW
+
+    @property
+    def text(self) -> str:
+        name = METRICS[self.metric][0]
+        if self.verdict == TOO_FEW:
+            return f"{name}: {TOO_FEW} ({len(self.seeds)} paired seeds)"
+        lo, hi = self.corrected
+        return (f"{name}: {self.mean:+.2f} [{lo:+.2f}, {hi:+.2f}] over {len(self.seeds)} seeds, "
+                f"**{self.verdict}**")
+
+
+def t_interval(diffs, level: float) -> tuple:
+    """The t-interval of the mean of `diffs` at `level` (a point when they are all equal)."""
+    from scipy import stats
+    diffs = np.asarray(diffs, float)
+    se = diffs.std(ddof=1) / np.sqrt(len(diffs))
+    if se == 0:
+        return float(diffs.mean()), float(diffs.mean())
+    lo, hi = stats.t.interval(level, len(diffs) - 1, loc=diffs.mean(), scale=se)
+    return float(lo), float(hi)
+
+
+def t_p_value(diffs) -> float:
+    """Two-sided p-value of the paired t-test that the mean difference is zero."""
+    from scipy import stats
+    diffs = np.asarray(diffs, float)
+    if np.all(diffs == diffs[0]):
+        return 1.0 if diffs[0] == 0 else 0.0
+    return float(stats.ttest_1samp(diffs, 0.0).pvalue)
+
+
+def holm(p_values) -> np.ndarray:
+    """Holm's step-down adjusted p-values: the smallest family-wise level at which each is rejected."""
+    p = np.asarray(p_values, float)
+    order = np.argsort(p)
+    m = len(p)
+    adjusted = np.maximum.accumulate((m - np.arange(m)) * p[order])
+    out = np.empty(m)
+    out[order] = np.minimum(adjusted, 1.0)
+    return out
+
+
+def interquartile_mean(values) -> float:
+    """The mean of the middle half (rliable's IQM): scipy's 25%-trimmed mean."""
+    from scipy import stats
+    return float(stats.trim_mean(np.asarray(values, float), 0.25))
+
+
+def probability_of_improvement(ours, theirs, sign: int) -> float:
+    """P(X > Y) + P(X = Y) / 2 for a run X of ours and Y of theirs (rliable's, unpaired); `sign` -1
+    when lower is better."""
+    x, y = sign * np.asarray(ours, float)[:, None], sign * np.asarray(theirs, float)[None, :]
+    return float(np.mean((x > y) + 0.5 * (x == y)))
+
+
+def paired_family(results: dict, metric: str, variants=None, baseline: str = "full") -> list:
+    """Every variant (default: all with results) against the baseline on `metric`, corrected together."""
+    variants = [v for v in (variants or results) if v != baseline and v in results]
+    rows = []
+    for variant in variants:
+        ours = {s["seed"]: s for s in map(run_stats, results[variant])}
+        theirs = {s["seed"]: s for s in map(run_stats, results[baseline])}
+        seeds = sorted(k for k in set(ours) & set(theirs) if ours[k][metric] is not None or metric == "first_30")
+        a = np.array([value(ours[k], metric) for k in seeds], float)
+        b = np.array([value(theirs[k], metric) for k in seeds], float)
+        rows.append((variant, seeds, a, b))
+    judged = [r for r in rows if len(r[1]) >= MIN_SEEDS]
+    m = max(len(judged), 1)
+    p_values = holm([t_p_value(a - b) for _, _, a, b in judged]) if judged else []
+    holm_of = {r[0]: p for r, p in zip(judged, p_values)}
+    sign = METRICS[metric][1]
+    out = []
+    for variant, seeds, a, b in rows:
+        d = a - b
+        if len(seeds) < MIN_SEEDS:
+            out.append(Paired(variant, metric, seeds, d, float(d.mean()) if len(d) else float("nan"), (np.nan, np.nan),
+                              (np.nan, np.nan), np.nan, np.nan, (np.nan, np.nan), np.nan, TOO_FEW))
+            continue
+        corrected = t_interval(d, 1 - ALPHA / m)
+        verdict = "no clear difference"
+        if corrected[0] > 0 or corrected[1] < 0:
+            verdict = "better" if (corrected[0] > 0) == (sign > 0) else "worse"
+        out.append(Paired(variant, metric, seeds, d, float(d.mean()), t_interval(d, 1 - ALPHA), corrected,
+                          t_p_value(d), float(holm_of[variant]), (interquartile_mean(a), interquartile_mean(b)),
+                          probability_of_improvement(a, b, sign), verdict))
+    return out

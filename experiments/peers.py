@@ -1,8 +1,9 @@
-"""The agent side by side with Stable-Baselines3's TD3 and SAC on the same arms (benchmarks/peers.py).
+"""The agent side by side with Stable-Baselines3's TD3 and SAC on the same arms (benchmarks/peers.py):
+with RL-Zoo's settings (td3, sac, td3_zoo, sac_zoo) and configured like the agent (td3_like, sac_like).
 
 One call each, for Report.ipynb and the README (never trains; reads results/ and results/peers/):
 
-    results = peer_results()           # {"full": runs, "td3": runs, ...}, the full agent on the peers' seeds
+    results = peer_results()           # {"full": runs, "td3": runs, ...}: peers with results only, the full agent on their seeds
     peers_table(results)               # Markdown: one row per agent, with its verdict against the full agent
     peers_text(results)                # the sentences: which peer beats the agent on which measure, if any
     peers_figure(results)              # the learning curves of all of them (a matplotlib figure)
@@ -27,7 +28,9 @@ from experiments.tables import markdown_table
 PEERS_ROOT = os.path.join("results", "peers")
 FIGURE = os.path.join(ROOT, "doc", "peers.png")
 LABELS = {"full": "this agent (full)", **PEER_LABELS}
-COLORS = {"full": "#1f4e9c", "td3": "#d62728", "sac": "#2ca02c", "td3_zoo": "#ff9896", "sac_zoo": "#98df8a"}
+COLORS = {"full": "#1f4e9c", "td3": "#d62728", "sac": "#2ca02c", "td3_zoo": "#ff9896", "sac_zoo": "#98df8a",
+          "td3_like": "#7b1113", "sac_like": "#145a14"}
+STYLES = {"td3_like": "--", "sac_like": "--"}          # configured like the agent: dashed, the rest solid
 MINUTES = ("minutes", "minutes to solve", -1)
 
 
@@ -171,7 +174,7 @@ def peers_figure(results: dict | None = None, path: str | None = None):
         x = np.arange(1, c.shape[1] + 1)
         ax.fill_between(x, c.min(0), c.max(0), color=COLORS[name], alpha=.15, lw=0)
         seeds = ", ".join(str(run["summary"]["seed"]) for run in runs)
-        ax.plot(x, c.mean(0), color=COLORS[name], lw=2.5 if name == "full" else 1.5,
+        ax.plot(x, c.mean(0), color=COLORS[name], ls=STYLES.get(name, "-"), lw=2.5 if name == "full" else 1.5,
                 label=f"{LABELS[name]} (seed{'s' * (len(runs) > 1)} {seeds})")
     ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
     ax.set(xlabel="episode", ylabel="score, mean of the 20 arms", ylim=(0, 41), xlim=(0, WINDOW + 1))

@@ -126,7 +126,7 @@ def sigma_sentence(nets: dict, cfg: dict) -> str:
     """Where NoisyNet's learned noise scale ended, layer by layer, and which way overall."""
     shares = sigma_shares(nets["actor"], cfg["noisy_sigma0"])
     if not shares:
-        return f"This actor has no noisy layers (exploration `{cfg['exploration']}`)."
+        return f"This actor has no noisy layers (exploration `{cfg.get('exploration', 'noisynet')}`)."
     overall = ("NoisyNet turned its own exploration down overall." if np.mean([x for _, x in shares]) < 1
                else "NoisyNet kept or raised its exploration overall.")
     return ("By the end of training the noise scale of the actor's layers stood at "
@@ -192,15 +192,8 @@ def levels_text(run: dict) -> str:
 
 
 def last_fast_episode(run: dict) -> int:
-    """The run's last episode that learned every step: the agent's own rule (`learns_fast`) on the
-    run's configuration and scores (a run without `fast_until` learned fast for all `fast_episodes`)."""
-    from types import SimpleNamespace
-
-    from continuous_control.agent import learns_fast
-    cfg = SimpleNamespace(fast_episodes=run["config"].get("fast_episodes", 20),
-                          fast_until=run["config"].get("fast_until"))
-    mean = run.get("scores", {}).get("mean", ())
-    return next((e - 1 for e in range(1, cfg.fast_episodes + 1) if not learns_fast(cfg, e, mean[:e - 1])), cfg.fast_episodes)
+    """The run's last episode that learned every step: its configuration's `fast_episodes`."""
+    return run["config"].get("fast_episodes", 20)
 
 
 def later_episodes(run: dict):
@@ -585,9 +578,9 @@ def future_work(results: dict, cfg: dict) -> str:
         ideas.append(f"**The choice of $n$** against the full agent's $n = {cfg['n_step']}$: "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in steps)
                      + ". $\\lambda$-returns over the stored windows would average over $n$ instead of choosing it.")
-    schedules = [v for v in ("no_ramp", "early_fast_end", "learn_every_step") if v in verdicts]
+    schedules = [v for v in ("no_ramp", "learn_every_step") if v in verdicts]
     if schedules:
-        ideas.append("**The schedules** (the $n$ ramp, the end of the fast episodes, the later learning interval): "
+        ideas.append("**The schedules** (the $n$ ramp, the later learning interval): "
                      + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in schedules)
                      + ". A schedule that no ablation shows to matter is a candidate for removal, one less thing to "
                        "explain.")

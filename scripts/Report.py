@@ -69,8 +69,7 @@ cfg, full = solving["config"], results["full"]
 # gradient, minimising $-Q_\phi(s, \mu_\theta(s))$. All 20 arms act with the same actor and feed
 # one shared buffer. The agent makes one update on a batch after every environment step (20
 # transitions) in its first episodes and after every few steps later (`fast_episodes`,
-# `learn_every_later` in the table below; the ablation with `fast_until` ends the first ones
-# at a score instead), and $n$ grows from 1 over the first episodes
+# `learn_every_later` in the table below), and $n$ grows from 1 over the first episodes
 # (`n_step_ramp`); both schedules are explained in the training notebook (sections 3 and 6.2),
 # and section 5 measures each with an ablation that removes it.
 #

@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 import torch
 
+from continuous_control.ablations import Ablation, make_agent
 from continuous_control.agent import Agent, Config
 
 S, A, ARMS = 6, 2, 20
@@ -49,7 +50,7 @@ def test_n_step_targets_td_errors_and_priorities_by_hand():
 
 def test_the_actors_step_climbs_the_critic():
     """A critic whose value grows with the first action: one actor step raises that action."""
-    agent = Agent(Config(hidden=(8, 8), exploration="none"), S, A, ARMS)
+    agent = Agent(Config(hidden=(8, 8)), S, A, ARMS)
     with torch.no_grad():
         agent.critic.out.weight.zero_()
         agent.critic.hidden[0].weight.zero_()
@@ -84,7 +85,7 @@ def bandit_score(cfg: Config, steps: int = 1500, seed: int = 0) -> tuple[float, 
     """A continuing task whose best action depends on the state: a* = 0.8 s[:2], reward
     -|a - a*|^2 per arm, next state random; gamma 0, so the value is the reward. Returns the
     trained agent's mean reward without noise on new states, and a random policy's."""
-    agent = Agent(cfg, S, A, ARMS)
+    agent = make_agent(cfg, S, A, ARMS)
     agent.begin_episode(1)
     rng = np.random.default_rng(seed)
     best = lambda s: 0.8 * s[:, :A]
@@ -110,7 +111,7 @@ SMALL = dict(gamma=0.0, buffer_size=50_000, batch_size=64, warmup=500, hidden=(3
     ("plain DDPG", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 ])
 def test_the_agent_learns_a_state_dependent_bandit(name, changes):
-    trained, random = bandit_score(Config(**SMALL, **changes))
+    trained, random = bandit_score((Ablation if "exploration" in changes else Config)(**SMALL, **changes))
     assert random < -0.5, random                     # about -0.9: random actions miss by far
     assert trained > -0.05, (name, trained, random)
 
@@ -118,9 +119,11 @@ def test_the_agent_learns_a_state_dependent_bandit(name, changes):
 @pytest.mark.parametrize("window", [5, 0])
 def test_new_transitions_enter_at_the_recent_largest_priority(window):
     """With a window, a new transition's priority is the largest of the last `window` updates, which
-    falls below the initial 1 as the TD errors stay small; with window 0 it is the largest ever."""
-    cfg = Config(buffer_size=2000, batch_size=32, warmup=32, hidden=(8, 8), priority_window=window)
-    agent = Agent(cfg, S, A, ARMS)
+    falls below the initial 1 as the TD errors stay small; the ablation `largest_ever` (window 0 here)
+    keeps the largest ever."""
+    small = dict(buffer_size=2000, batch_size=32, warmup=32, hidden=(8, 8))
+    cfg = Config(**small, priority_window=window) if window else Ablation(**small, new_priority="largest_ever")
+    agent = make_agent(cfg, S, A, ARMS)
     agent.begin_episode(1)
     rng = np.random.default_rng(0)
     for _ in range(30):
@@ -140,17 +143,20 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
 
 
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
-    """replayed marks what update_priorities touched; a new add clears the mark of the slots it overwrites."""
+    """The recorder marks what update_priorities touched; a new add clears the mark of the slots it overwrites."""
+    from types import SimpleNamespace
     from continuous_control.agent import PrioritizedReplay
-    from continuous_control.training import backlog
+    from continuous_control.training import Recorder, backlog
     zeros = np.zeros((6, 1), np.float32)
     m = PrioritizedReplay(8, 1, 1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
+    record = Recorder(SimpleNamespace(memory=m, learn=None))
     m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32))
     m.update_priorities(np.array([0, 1]), np.array([0.5, 0.5]))      # p: 0.5, 0.5, then 4 new ones at 1
-    b = backlog(m)
+    b = backlog(m, record)
     assert b["unreplayed_share"] == pytest.approx(4 / 6) and b["unreplayed_mass"] == pytest.approx(4 / 5)
     m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32))   # wraps: overwrites 0 and 1
-    assert not m.replayed[:2].any() and backlog(m)["unreplayed_share"] == pytest.approx(1.0)
+    assert not record.replayed[:2].any() and backlog(m, record)["unreplayed_share"] == pytest.approx(1.0)
+    assert list(record.age(np.arange(8))) == [1, 1, 2, 2, 2, 2, 1, 1]       # insertions ago: the 2nd wrote 6, 7, 0, 1
 
 
 def discounted_value(cfg: Config, steps: int = 2500, seed: int = 0) -> tuple[float, float, float]:

@@ -25,14 +25,12 @@ def test_profiled_training_is_the_training_and_times_every_phase(tmp_path):
 
 
 def test_overrides_are_typed_against_the_config():
-    parsed = train_speed.parse_overrides(["hidden=(64, 64)", "noise_per_arm=False", "exploration=ou",
-                                          "tau=1", "batch_size=512", "fast_until=30", "warmup=6000"])
-    assert parsed == {"hidden": (64, 64), "noise_per_arm": False, "exploration": "ou", "tau": 1.0, "batch_size": 512,
-                      "fast_until": 30.0, "warmup": 6000}
-    assert type(parsed["tau"]) is float and type(parsed["fast_until"]) is float
-    assert train_speed.parse_overrides(["fast_until=None"]) == {"fast_until": None}
-    with pytest.raises(ValueError, match="Config.noise_per_arm must be bool, got 'yes'"):
-        train_speed.parse_overrides(["noise_per_arm=yes"])
+    parsed = train_speed.parse_overrides(["hidden=(64, 64)", "clipped_double_q=True", "tau=1", "batch_size=512",
+                                          "warmup=6000"])
+    assert parsed == {"hidden": (64, 64), "clipped_double_q": True, "tau": 1.0, "batch_size": 512, "warmup": 6000}
+    assert type(parsed["tau"]) is float
+    with pytest.raises(ValueError, match="Config.clipped_double_q must be bool, got 'yes'"):
+        train_speed.parse_overrides(["clipped_double_q=yes"])
     with pytest.raises(ValueError, match="Config.batch_size must be int, got 1.5"):
         train_speed.parse_overrides(["batch_size=1.5"])
     with pytest.raises(ValueError, match="Config.grad_clip must be > 0, got -1.0"):

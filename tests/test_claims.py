@@ -227,3 +227,52 @@ def test_the_run_block_needs_the_saved_evaluation(tmp_path, monkeypatch):
         json.dump({"seed": 0}, f)
     with pytest.raises(ValueError, match="no noise-free evaluation: `make report` saves it"):
         summarize.run_block(str(tmp_path / "run"))
+
+
+# --- the paired statistics ----------------------------------------------------------------------
+
+def test_the_t_interval_is_the_textbook_one():
+    """diffs 1, 2, 3: mean 2, standard error 1/sqrt(3), t(0.975, 2 df) = 4.3027."""
+    lo, hi = claims.t_interval([1.0, 2.0, 3.0], 0.95)
+    assert lo == pytest.approx(2 - 4.302653 / 3 ** 0.5, abs=1e-5) and hi == pytest.approx(2 + 4.302653 / 3 ** 0.5, abs=1e-5)
+    assert claims.t_interval([0.5, 0.5, 0.5], 0.95) == (0.5, 0.5)
+    assert claims.t_p_value([0.5, 0.5, 0.5]) == 0.0 and claims.t_p_value([0.0, 0.0, 0.0]) == 1.0
+
+
+def test_holm_adjusts_step_down():
+    np.testing.assert_allclose(claims.holm([0.01, 0.04, 0.03]), [0.03, 0.06, 0.06])
+    np.testing.assert_allclose(claims.holm([0.5, 0.6]), [1.0, 1.0])
+
+
+def test_interquartile_mean_and_probability_of_improvement():
+    assert claims.interquartile_mean([1, 2, 3, 4, 100, 6, 7, 8]) == pytest.approx(5.0)   # 3, 4, 6, 7
+    assert claims.probability_of_improvement([2, 3], [1, 3], +1) == pytest.approx(2.5 / 4)
+    assert claims.probability_of_improvement([2, 3], [1, 3], -1) == pytest.approx(1.5 / 4)
+
+
+def test_a_verdict_only_where_the_corrected_interval_excludes_zero(tmp_path):
+    """Ten seeds. "down" is 2 lower in every seed, give or take 0.1: worse, on any correction. "noisy"
+    differs by +-3 around +0.1: no verdict. The family of two widens both intervals (Bonferroni)."""
+    rng = np.random.default_rng(0)
+    full = 30 + rng.normal(0, 1, 10)
+    down, noisy = full - 2 + rng.normal(0, 0.1, 10), full + 0.1 + rng.normal(0, 3, 10)
+    results = {name: [fake_run(tmp_path / name / str(k), k, ramp(x)) for k, x in enumerate(levels)]
+               for name, levels in (("full", full), ("down", down), ("noisy", noisy))}
+    family = {p.variant: p for p in claims.paired_family(results, "mean_91_100")}
+    d = family["down"]
+    np.testing.assert_allclose(d.diffs, down - full, atol=1e-9)
+    assert d.verdict == "worse" and d.corrected[1] < 0 and d.corrected[0] < d.interval[0]
+    assert family["noisy"].verdict == "no clear difference" and family["noisy"].corrected[0] < 0 < family["noisy"].corrected[1]
+    assert d.p_holm == pytest.approx(min(1.0, 2 * d.p))
+    alone = claims.paired_family({"full": results["full"], "down": results["down"]}, "mean_91_100")[0]
+    assert alone.corrected == pytest.approx(alone.interval)          # a family of one: no correction
+    faster = {"full": results["full"], "up": [fake_run(tmp_path / "up" / str(k), k, ramp(40, reach=15 + k % 2))
+                                              for k in range(10)]}
+    (sooner,) = claims.paired_family(faster, "first_30")           # fewer episodes to 30 is better
+    assert sooner.mean < 0 and sooner.verdict == "better"
+
+
+def test_fewer_than_three_paired_seeds_give_no_verdict(tmp_path):
+    results = results_from(tmp_path, [36, 37], [30, 31])
+    (p,) = claims.paired_family(results, "mean_91_100", ["v"])
+    assert p.verdict == claims.TOO_FEW and "too few seeds" in p.text

@@ -1,8 +1,11 @@
 """Config refuses, when it is made, every value that would break learning later, naming the field."""
+import dataclasses
+
 import pytest
 
+from continuous_control.ablations import Ablation
 from continuous_control.agent import Config
-from continuous_control.config import parse_overrides
+from continuous_control.config import check_config, parse_overrides
 
 
 @pytest.mark.parametrize("changes, message", [
@@ -28,32 +31,48 @@ from continuous_control.config import parse_overrides
     ({"beta_start": 1.5}, "beta_start must be in [0, 1]"),
     ({"beta_steps": 0}, "beta_steps must be >= 1"),
     ({"priority_offset": 0.0}, "priority_offset must be > 0"),
-    ({"priority_window": -1}, "priority_window must be >= 0"),
+    ({"priority_window": 0}, "priority_window must be >= 1"),
     ({"exploration": "epsilon"}, "exploration must be one of"),
+    ({"exploration": "gaussian"}, "exploration must be one of"),
     ({"exploration": "ou", "noise_per_arm": True}, "noise_per_arm=True needs exploration='noisynet'"),
+    ({"new_priority": "largest"}, "new_priority must be one of 'recent', 'largest_ever', 'mean'"),
     ({"ou_kappa": 0.0}, "ou_kappa must be in (0, 1]"),
     ({"action_noise": -0.1}, "action_noise must be >= 0"),
     ({"noisy_sigma0": -0.1}, "noisy_sigma0 must be >= 0"),
-    ({"fast_until": float("nan")}, "fast_until must be None or a finite score"),
     ({"seed": -1}, "seed must be >= 0"),
     ({"seed": 1.5}, "seed must be int"),
     ({"batch_size": True}, "batch_size must be int"),
     ({"noise_per_arm": 1}, "noise_per_arm must be bool"),
+    ({"clipped_double_q": 1}, "clipped_double_q must be bool"),
     ({"gamma": "0.99"}, "gamma must be float or int"),
 ])
 def test_a_value_that_breaks_learning_is_refused_by_name(changes, message):
+    kind = Config if set(changes) <= set(Config.__dataclass_fields__) else Ablation
     with pytest.raises(ValueError, match="Config" + r"[ .]" + ".*" + message.replace("(", r"\(").replace(")", r"\)")
                        .replace("[", r"\[").replace("]", r"\]")):
-        Config(**changes)
+        kind(**changes)
 
 
 def test_the_edges_of_each_range_are_accepted():
-    Config(gamma=1.0, tau=1.0, alpha=0.0, beta_start=0.0, n_step=1, n_step_ramp=0, priority_window=0,
-           batch_size=64, warmup=64, buffer_size=64, fast_until=30.0, noise_per_arm=True, exploration="noisynet")
-    Config(fast_until=None, exploration="none", action_noise=0.0, ou_kappa=1.0, learn_every=1, seed=0)
+    Config(gamma=1.0, tau=1.0, alpha=0.0, beta_start=0.0, n_step=1, n_step_ramp=0, priority_window=1,
+           batch_size=64, warmup=64, buffer_size=64, clipped_double_q=True)
+    Ablation(exploration="none", action_noise=0.0, ou_kappa=1.0, learn_every=1, seed=0, new_priority="mean")
+    Ablation(noise_per_arm=True, exploration="noisynet")
+
+
+@dataclasses.dataclass
+class WithOptional:
+    limit: float | None = None
+    size: tuple = (1,)
+
+    def __post_init__(self):
+        check_config(self)
 
 
 def test_text_is_typed_by_the_annotations_optional_included():
-    assert parse_overrides(Config, ["fast_until=30", "tau=1", "exploration=ou", "hidden=[64, 64]"]) == {
-        "fast_until": 30.0, "tau": 1.0, "exploration": "ou", "hidden": (64, 64)}
-    assert parse_overrides(Config, ["fast_until=None"]) == {"fast_until": None}
+    assert parse_overrides(Ablation, ["clipped_double_q=True", "tau=1", "exploration=ou", "hidden=[64, 64]"]) == {
+        "clipped_double_q": True, "tau": 1.0, "exploration": "ou", "hidden": (64, 64)}
+    assert parse_overrides(WithOptional, ["limit=None"]) == {"limit": None}
+    assert parse_overrides(WithOptional, ["limit=30"]) == {"limit": 30.0}
+    with pytest.raises(ValueError, match="Config.limit must be float or int or None, got 'x'"):
+        WithOptional(**parse_overrides(WithOptional, ["limit=x"]))

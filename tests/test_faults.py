@@ -12,6 +12,7 @@ import pytest
 import torch
 
 from continuous_control import checkpoints
+from continuous_control.ablations import Ablation, CopyingBehaviour, make_agent
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
 from continuous_control.config import env_flag
 from continuous_control.training import lock_folder, unlock_folder
@@ -162,17 +163,17 @@ def fed(agent, steps, seed=0):
         agent.step(s, agent.act(s), rng.random(20), rng.standard_normal((20, 33)).astype(np.float32), False)
 
 
-@pytest.mark.parametrize("changes", [{}, {"noise_per_arm": True}, {"exploration": "ou"}, {"exploration": "gaussian"},
-                                     {"exploration": "none"}, {"exploration": "ou", "n_step": 1, "alpha": 0.0}])
+@pytest.mark.parametrize("changes", [{}, {"noise_per_arm": True}, {"exploration": "ou"}, {"exploration": "none"},
+                                     {"exploration": "ou", "n_step": 1, "alpha": 0.0}, {"clipped_double_q": True}])
 def test_the_behaviour_acts_with_the_learners_current_actor_in_every_mode(changes):
-    agent = Agent(Config(**SMALL, **changes), 33, 4, 20)
+    agent = make_agent(Ablation(**SMALL, **changes), 33, 4, 20)
     fed(agent, 60)
     first = agent.updates
     fed(agent, 30, seed=1)
     assert agent.updates > first > 0
     agent.behaviour.refresh()                                 # as the next step would
     behaviour, learner = agent.behaviour.actor, agent.actor
-    if agent.behaviour.draws:                                 # shared NoisyNet sample: drawn from the learner
+    if not isinstance(agent.behaviour, CopyingBehaviour):    # shared NoisyNet sample: drawn from the learner
         expected = Actor(33, 4, SMALL["hidden"])
         learner.draw(agent.behaviour.noise.state, into=expected)
         pairs = zip(behaviour.parameters(), expected.parameters())
@@ -186,7 +187,7 @@ def test_the_behaviour_acts_with_the_learners_current_actor_in_every_mode(change
 
 @pytest.mark.parametrize("changes", [{}, {"exploration": "ou"}])
 def test_acting_without_noise_leaves_the_next_step_exploring(changes):
-    agent = Agent(Config(**SMALL, **changes), 33, 4, 20)
+    agent = make_agent(Ablation(**SMALL, **changes), 33, 4, 20)
     fed(agent, 40)
     s = np.random.default_rng(2).standard_normal((20, 33)).astype(np.float32)
     exploring = agent.act(s)
@@ -198,3 +199,48 @@ def test_acting_without_noise_leaves_the_next_step_exploring(changes):
         agent.actor.draw(torch.zeros(agent.actor.noise_size), into=mean)
         with torch.no_grad():
             np.testing.assert_array_equal(greedy, mean(agent.norm(torch.as_tensor(s))).clamp(-1, 1).numpy())
+
+
+def test_an_ablation_at_its_defaults_is_the_lessons_agent_step_for_step():
+    """continuous_control.ablations swaps parts only where a field asks: at its defaults an
+    AblationAgent draws the same numbers and learns the same weights as the lesson's Agent."""
+    lesson, variant = Agent(Config(**SMALL), 33, 4, 20), make_agent(Ablation(**SMALL), 33, 4, 20)
+    fed(lesson, 40)
+    fed(variant, 40)
+    assert lesson.updates == variant.updates > 0
+    for mine, theirs in zip(variant.actor.parameters(), lesson.actor.parameters()):
+        torch.testing.assert_close(mine, theirs, rtol=0, atol=0)
+    np.testing.assert_array_equal(variant.memory.priorities.tree, lesson.memory.priorities.tree)
+
+
+def test_the_mirror_is_a_symmetry_of_the_reacher():
+    """Arm 1's goal is arm 0's mirrored (start angle 40 -> 320, speed -0.55 -> 0.55), and arm 1 gets arm 0's
+    actions mirrored: its observations stay arm 0's mirrored (ablations.MIRROR_OBS, MIRROR_ACT)."""
+    from continuous_control.ablations import MIRROR_ACT, MIRROR_OBS
+    env = ReacherEnvironment(num_agents=2, seed=0, verbose=False)
+    env.reset()
+    env.physics.set_goal(np.array([40.0, 320.0]), np.array([-0.55, 0.55], np.float32))
+    rng = np.random.default_rng(1)
+    for _ in range(8):
+        a = rng.uniform(-1, 1, 4).astype(np.float32)
+        obs = env.step(np.stack([a, a * MIRROR_ACT]))["ReacherBrain"].vector_observations
+        np.testing.assert_allclose(obs[0] * MIRROR_OBS, obs[1], atol=1e-4)
+    env.close()
+
+
+def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_path):
+    """The policy (acting and exported) of mirror=True answers a state and its mirror image with
+    mirrored actions, and stores every transition with the goal orbiting one way."""
+    from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
+    from continuous_control.results import export_policy
+    agent = make_agent(Ablation(**SMALL, mirror=True), 33, 4, 20)
+    fed(agent, 40)
+    s = np.random.default_rng(3).standard_normal((20, 33)).astype(np.float32)
+    s[:, GOAL_SPEED] = np.abs(s[:, GOAL_SPEED])
+    np.testing.assert_allclose(agent.act(s * MIRROR_OBS, explore=False), agent.act(s, explore=False) * MIRROR_ACT, atol=1e-6)
+    stored = agent.memory.states[:agent.memory.size]
+    assert agent.memory.size > 0 and np.all(stored[:, GOAL_SPEED] >= 0)
+    export_policy(agent, str(tmp_path / "actor.pt2"), 33)
+    policy = torch.export.load(str(tmp_path / "actor.pt2")).module()
+    with torch.no_grad():
+        torch.testing.assert_close(policy(torch.as_tensor(s * MIRROR_OBS)), policy(torch.as_tensor(s)) * torch.as_tensor(MIRROR_ACT))

@@ -377,11 +377,11 @@ def test_the_vintage_sentence_counts_the_agents_runs_and_not_the_peers():
     a peer's run (its configuration names an `algorithm`) is never counted as the agent's."""
     from experiments.summarize import vintage
     today = {"config": dataclasses.asdict(Config())}
-    older = {"config": {k: v for k, v in today["config"].items() if k != "fast_until"}}
+    older = {"config": {k: v for k, v in today["config"].items() if k != "clipped_double_q"}}
     peer = {"config": {"algorithm": "TD3", "seed": 0}}
     assert vintage([today, peer]) == ""
     text = vintage([today, older, peer, peer])
-    assert "1 of the agent's 2 runs here were made by earlier code" in text and "`fast_until`" in text
+    assert "1 of the agent's 2 runs here were made by earlier code" in text and "`clipped_double_q`" in text
 
 
 def test_the_runs_name_the_commit_of_their_code():
@@ -393,14 +393,9 @@ def test_the_runs_name_the_commit_of_their_code():
                                 "1 run made before runs recorded their commit.")
 
 
-def test_the_last_fast_episode_follows_the_agents_rule_on_the_runs_scores():
-    """With `fast_until` in the configuration, the fast episodes end at the first episode whose mean
-    reached it; a run saved before the field existed learned fast for all `fast_episodes`."""
-    mean = np.array([1.0, 10.0, 30.0, 36.9, 37.0, 38.0, 30.0] + [38.0] * 20)
-    run = {"config": {"fast_episodes": 20, "fast_until": 37.0}, "scores": {"mean": mean}}
-    assert report.last_fast_episode(run) == 5
-    assert report.last_fast_episode({"config": {"fast_episodes": 20}, "scores": {"mean": mean}}) == 20
-    assert report.last_fast_episode({"config": {"fast_episodes": 20, "fast_until": 99.0}, "scores": {"mean": mean}}) == 20
+def test_the_last_fast_episode_is_the_runs_fast_episodes():
+    assert report.last_fast_episode({"config": {"fast_episodes": 12}}) == 12
+    assert report.last_fast_episode({"config": {}}) == 20          # runs saved before the field: 20
 
 
 def test_a_copy_of_the_notebooks_run_is_not_counted_as_repeating_it(tmp_path):

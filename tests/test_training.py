@@ -54,19 +54,19 @@ def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys)
     assert resumed["diagnostics"] == reference["diagnostics"]
 
 
-def test_a_score_at_fast_until_ends_the_fast_episodes_and_a_resumed_run_keeps_it(tmp_path, capsys):
-    """Every episode scores at least 0, so with fast_until=0 only episode 1 learns every step, and
-    a run resumed in episode 3 (its schedule from the restored scores) repeats the whole run."""
-    whole = run(tmp_path / "whole", 3, fast_until=0.0)
+def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, capsys):
+    """With fast_episodes=1 only episode 1 learns every step, and a run resumed in episode 3
+    repeats the whole run."""
+    whole = run(tmp_path / "whole", 3, fast_episodes=1)
     updates = [d["updates"] for d in whole["diagnostics"]]
     later = Config().learn_every_later
     assert updates[0] > 900 and updates[1:] == [e * 1001 // later - (e - 1) * 1001 // later for e in (2, 3)]   # steps % later == 0
     with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
-        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), fast_until=0.0)
-    resumed = run(tmp_path / "resumed", 3, resume=True, fast_until=0.0)
+        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), fast_episodes=1)
+    resumed = run(tmp_path / "resumed", 3, resume=True, fast_episodes=1)
     assert "Resuming after episode 2" in capsys.readouterr().out
     assert resumed["diagnostics"] == whole["diagnostics"] and resumed["arms"] == whole["arms"]
-    default = run(tmp_path / "default", 2)        # the default fast_until is far above these scores
+    default = run(tmp_path / "default", 2)        # the default: 20 fast episodes
     assert default["diagnostics"][1]["updates"] == 1001
 
 
@@ -230,13 +230,6 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
     assert progress.bar.n == progress.bar.total == 100
 
 
-def test_config_names_a_bad_exploration():
-    with pytest.raises(ValueError, match="Config.exploration must be one of 'noisynet', 'ou', 'gaussian', 'none', got 'eps_greedy'"):
-        Config(exploration="eps_greedy")
-    with pytest.raises(ValueError, match="noise_per_arm=True needs exploration='noisynet'"):
-        Config(exploration="ou", noise_per_arm=True)
-
-
 @pytest.mark.parametrize("exploration, per_arm, arms_differ, noise_free_differs", [
     ("noisynet", False, False, True),     # one noise sample: 20 arms in the same state act alike
     ("noisynet", True, True, True),       # one sample per arm
@@ -244,7 +237,8 @@ def test_config_names_a_bad_exploration():
     ("none", False, False, False),        # no noise at all: exploring is acting noise-free
 ])
 def test_exploration_variants_act_as_configured(exploration, per_arm, arms_differ, noise_free_differs):
-    agent = Agent(Config(**SMALL, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
+    from continuous_control.ablations import Ablation, make_agent
+    agent = make_agent(Ablation(**SMALL, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
     agent.begin_episode(1)
     same_state = np.tile(np.random.default_rng(0).normal(size=33).astype(np.float32), (20, 1))
     acting = agent.act(same_state)
@@ -351,5 +345,7 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
     monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)))
     runner.main(["--all", "--jobs", "2"])
     full = [r for r in launched if r[0] == "full"]
-    assert full == [("full", k, 1) for k in (1, 2, 3, 4)] and launched[:4] == full
-    assert launched[4:] and all(r[0] != "full" and r[2] == 2 for r in launched[4:])
+    assert full == [("full", k, 1) for k in range(1, 10)] and launched[:9] == full
+    assert launched[9:] and all(r[0] != "full" and r[2] == 2 for r in launched[9:])
+    ten = {v for v, seed, _ in launched if seed == 9 and v != "full"}
+    assert ten == set(runner.TEN_SEEDS) - {"full"} and {"n3", "n10", "per_arm_noise"} <= {v for v, s, _ in launched if s == 2}

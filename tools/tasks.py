@@ -50,13 +50,13 @@ TASKS = {
         (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {})]),
     "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",
                   [(["benchmarks.calibration"], {})]),
-    "experiments": ("the report's seeds (alone, timed) and ablations (two runs at a time), resumable",
+    "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours)",
                     [(["experiments.run", "--all", "--jobs", "2"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
         (["benchmarks.published_learner", "--report"], {})]),
-    "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, 3 seeds x 100 episodes, two at a time, "
-              "resumable (about an hour); then doc/peers.png",
+    "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
+              "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); then doc/peers.png",
               [(["benchmarks.peers"], {}), (["experiments.peers"], {})]),
     "screenshot": ("doc/jupyterlab.png from the committed notebook (needs chromium, jupyterlab, playwright)",
                    [(["experiments.screenshot"], {})]),
