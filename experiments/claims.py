@@ -1,23 +1,19 @@
 """Every comparison the report and the README state, computed from results/ by one stated rule.
 
     stats = run_stats(run)                      # one run's numbers, with its worst and best arm
-    c = compare(results, "one_step", "mean_1_100")
-    c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (higher in 0 of 3 seeds, ...)"
+    c = compare(results, "one_step", "mean_1_100", family=11)
+    c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (-1.71, ...)"
 
-**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k; the
-ablations have seeds 0-2). With fewer than MIN_SEEDS pairs there is no verdict. Otherwise it is
-called higher (or lower, sooner, later) only when the two ranges over the seeds do not overlap
-(then it is on the same side in every pair too); otherwise "no clear difference", with the count
-of pairs on each side. A difference inside the seed-to-seed spread is reported as no clear
-difference, never as "no effect".
-
-**What a verdict is worth.** With no effect at all, 3 runs against 3 fall into ranges apart by
-chance with probability at most 2 / C(6, 3) = 0.1 (`chance_apart`; ties and seeds shared within
-a pair make it rarer). Over the report's many comparisons
-a few such verdicts are expected by chance alone (`expected_by_chance`, stated where they are
-listed): one verdict is a lead to re-run with more seeds, not a finding.
+**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k). The
+primary measure, named before the ten-seed runs, is the mean of episodes 1-100; the others are
+secondary. For each variant and measure: the paired differences (variant minus full agent), their
+mean, and a 95% t-interval, widened for the `family` comparisons made on the same measure
+(Bonferroni: level 1 - 0.05 / family). A verdict (higher, lower, sooner, later) only where that
+corrected interval excludes zero; otherwise "no clear difference", which is never "no effect".
+With fewer than MIN_SEEDS pairs there is no verdict. `paired_family` gives the same numbers for a
+whole family at once, with Holm's adjusted p-values, interquartile means and the probability of
+improvement beside them.
 """
-from math import comb
 from dataclasses import dataclass
 
 import numpy as np
@@ -27,6 +23,8 @@ from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at
 EPISODES = WINDOW       # every variant is compared over its first 100 episodes
 MIN_SEEDS = 3           # fewer paired seeds give no verdict: with 1 or 2, chance alone sets them apart too often
 NEVER = EPISODES + 1    # "first episode at 30" of a run that never reached 30, for ordering only
+ALPHA = 0.05            # 95% intervals
+PRIMARY = "mean_1_100"  # the primary measure, named before the ten-seed runs
 
 
 def run_stats(run: dict, episodes: int = EPISODES) -> dict:
@@ -100,38 +98,25 @@ class Comparison:
     full_values: list
     above: int           # pairs where the variant's value is larger
     below: int           # pairs where it is smaller
-    apart: bool          # the two ranges do not overlap
+    mean: float          # the mean paired difference, variant minus full agent
+    corrected: tuple     # its t-interval at level 1 - ALPHA / family
+    family: int          # the comparisons made on this measure together
     verdict: str         # "higher", "lower", "sooner", "later", "no clear difference" or TOO_FEW
 
     @property
     def text(self) -> str:
-        name, _ = METRICS[self.metric]
+        name = METRICS[self.metric][0] if self.metric in METRICS else self.metric
         n = len(self.seeds)
         if self.verdict == TOO_FEW:
             return (f"{name}: {TOO_FEW} ({span(self.metric, self.variant_values, 2)} against "
                     f"{span(self.metric, self.full_values, 2)} on {n} seed{'s' if n > 1 else ''}; the rule needs {MIN_SEEDS})")
-        if self.metric == "first_30":
-            counts = f"sooner in {self.below} of {n} seeds, later in {self.above}"
-        else:
-            counts = f"higher in {self.above} of {n} seeds, lower in {self.below}"
-        # Two decimals: ranges that are apart by less than 0.1 must not print alike.
-        ranges = (f"{span(self.metric, self.variant_values, 2)} against {span(self.metric, self.full_values, 2)}, "
-                  f"ranges {'apart' if self.apart else 'overlapping'}")
-        return f"{name}: **{self.verdict}** ({counts}; {ranges})"
+        lo, hi = self.corrected
+        return (f"{name}: **{self.verdict}** (difference {self.mean:+.2f}, 95% interval corrected for {self.family} "
+                f"comparison{'s' * (self.family > 1)} [{lo:+.2f}, {hi:+.2f}]; {span(self.metric, self.variant_values, 2)} "
+                f"against {span(self.metric, self.full_values, 2)}; higher in {self.above} of {n} seeds, lower in {self.below})")
 
 
 TOO_FEW = "no verdict, too few seeds"
-
-
-def chance_apart(n: int, m: int) -> float:
-    """The chance that n runs and m runs of equal worth (exchangeable) fall into ranges that do not
-    overlap, one above the other either way: 2 orderings out of C(n + m, n)."""
-    return 2 / comb(n + m, n)
-
-
-def expected_by_chance(comparisons: list) -> float:
-    """How many of these verdicts chance alone would give if no variant changed anything."""
-    return sum(chance_apart(len(c.seeds), len(c.seeds)) for c in comparisons if c.verdict != TOO_FEW)
 
 
 def too_few(comparisons: list, baseline: str = "the full agent") -> str:
@@ -140,18 +125,16 @@ def too_few(comparisons: list, baseline: str = "the full agent") -> str:
     return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with {baseline}, the rule needs {MIN_SEEDS}"
 
 
-def chance_sentence(comparisons: dict) -> str:
-    """How many verdicts a set of comparisons ({name: [Comparison]}) gave, against how many chance
-    alone would give if nothing made a difference."""
+def rule_sentence(comparisons: dict) -> str:
+    """How many verdicts a set of comparisons ({name: [Comparison]}) gave, and by what rule."""
     judged = [c for cs in comparisons.values() for c in cs if c.verdict != TOO_FEW]
     if not judged:
         return ""
     called = sum(c.verdict != "no clear difference" for c in judged)
-    # At most: ties (whole episodes) and seeds shared within a pair make ranges apart rarer than
-    # for exchangeable continuous values, and the measures are correlated, so the count varies more.
-    return (f"{called} of the {len(judged)} comparisons with enough seeds gave a verdict; if no change made any "
-            f"difference, chance alone would give at most about {expected_by_chance(judged):.1f} "
-            f"(`claims.chance_apart`), and correlated measures tend to come together.")
+    family = max(c.family for c in judged)
+    return (f"{called} of the {len(judged)} comparisons with enough seeds gave a verdict: a verdict is a mean paired "
+            f"difference whose 95% t-interval, widened for the {family} variants compared on the same measure "
+            f"(Bonferroni), excludes zero. The primary measure is the mean of episodes 1-100.")
 
 
 def value(stats: dict, metric: str) -> float:
@@ -159,8 +142,9 @@ def value(stats: dict, metric: str) -> float:
     return NEVER if v is None else v
 
 
-def compare(results: dict, variant: str, metric: str, baseline: str = "full") -> Comparison:
-    """The variant against the baseline on one metric, paired by seed, by the module's rule."""
+def compare(results: dict, variant: str, metric: str, baseline: str = "full", family: int = 1) -> Comparison:
+    """The variant against the baseline on one metric, paired by seed, by the module's rule, its interval
+    corrected for `family` comparisons."""
     ours = {s["seed"]: s for s in map(run_stats, results[variant])}
     theirs = {s["seed"]: s for s in map(run_stats, results[baseline])}
     seeds = sorted(set(ours) & set(theirs))
@@ -168,17 +152,17 @@ def compare(results: dict, variant: str, metric: str, baseline: str = "full") ->
         raise ValueError(f"{variant} and {baseline} share no seed")
     a = [value(ours[k], metric) for k in seeds]
     b = [value(theirs[k], metric) for k in seeds]
-    above = sum(x > y for x, y in zip(a, b))
-    below = sum(x < y for x, y in zip(a, b))
-    apart = min(a) > max(b) or max(a) < min(b)
-    verdict = "no clear difference"
+    d = np.subtract(a, b, dtype=float)
+    above, below = int(np.sum(d > 0)), int(np.sum(d < 0))
     if len(seeds) < MIN_SEEDS:
-        verdict = TOO_FEW
-    elif apart and above == len(seeds):
+        return Comparison(variant, metric, seeds, a, b, above, below, float(d.mean()), (np.nan, np.nan), family, TOO_FEW)
+    lo, hi = t_interval(d, 1 - ALPHA / family)
+    verdict = "no clear difference"
+    if lo > 0:
         verdict = "later" if metric == "first_30" else "higher"
-    elif apart and below == len(seeds):
+    elif hi < 0:
         verdict = "sooner" if metric == "first_30" else "lower"
-    return Comparison(variant, metric, seeds, a, b, above, below, apart, verdict)
+    return Comparison(variant, metric, seeds, a, b, above, below, float(d.mean()), (lo, hi), family, verdict)
 
 
 def better(c: Comparison) -> bool | None:
@@ -189,8 +173,13 @@ def better(c: Comparison) -> bool | None:
 
 
 def all_comparisons(results: dict) -> dict:
-    """{variant: [Comparison for each metric]} for every variant with results other than full."""
-    return {v: [compare(results, v, m) for m in METRICS] for v in results if v != "full" and "full" in results}
+    """{variant: [Comparison for each metric]} for every variant with results other than full; the
+    family of each measure is every variant with MIN_SEEDS seeds in common with the full agent."""
+    if "full" not in results:
+        return {}
+    full = {r["summary"]["seed"] for r in results["full"]}
+    family = sum(len(full & {r["summary"]["seed"] for r in runs}) >= MIN_SEEDS for v, runs in results.items() if v != "full")
+    return {v: [compare(results, v, m, family=max(family, 1)) for m in METRICS] for v in results if v != "full"}
 
 
 def summary_line(comparisons: list) -> str:
@@ -217,10 +206,6 @@ def summary_line(comparisons: list) -> str:
 # (every Bonferroni verdict is also a Holm rejection). With ten seeds, the interquartile mean of
 # each side and the probability that a variant's run beats a full agent's run (both as rliable
 # defines them) are given too.
-
-ALPHA = 0.05
-PRIMARY = "mean_1_100"
-
 
 @dataclass
 class Paired:

@@ -10,7 +10,7 @@ One call each, for Report.ipynb and the README (never trains; reads results/ and
     python -m experiments.peers        # prints the table and the text, writes doc/peers.png (make peers)
 
 Verdicts follow experiments/claims.py's rule (seed k against seed k, at least claims.MIN_SEEDS
-pairs, the ranges over the seeds apart); minutes to solve are judged by the same rule, lower being
+pairs, the mean paired difference's 95% t-interval, corrected for the peers compared, excluding zero); minutes to solve are judged by the same rule, lower being
 better, only where every paired run solved and all of them shared the machine alike
 (summary.json's concurrent_runs): a run alone is not faster than one that shared two cores.
 """
@@ -75,9 +75,10 @@ def comparisons(results: dict) -> dict:
     """{peer: [claims.Comparison for each of claims.METRICS, then minutes to solve]} against the
     full agent. Minutes are compared only where every paired run solved (a run that never solves
     is not faster for stopping at episode 100) and all shared the machine alike."""
-    return {name: [claims.compare(results, name, m)
+    names = [name for name in _checked(results) if name != "full" and paired(results, name)]
+    return {name: [claims.compare(results, name, m, family=max(len(names), 1))
                    for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) and timed_alike(results, name) else []))]
-            for name in _checked(results) if name != "full" and paired(results, name)}
+            for name in names}
 
 
 def better(c) -> bool | None:
@@ -153,12 +154,13 @@ def peers_text(results: dict | None = None) -> str:
                 wins.append(f"{LABELS[name]} beats the agent on {name_of(c.metric)}: "
                             f"{span(c.metric, c.variant_values, digits(c))} against "
                             f"{span(c.metric, c.full_values, digits(c))} on seeds "
-                            f"{', '.join(map(str, c.seeds))}, better in every pair.")
+                            f"{', '.join(map(str, c.seeds))} (difference {c.mean:+.2f}, corrected interval "
+                            f"[{c.corrected[0]:+.2f}, {c.corrected[1]:+.2f}]).")
         lines.append(f"* **{LABELS[name]}**: {verdict(cs)}.")
     judged = [c for cs in comparisons(results).values() for c in cs if c.verdict != claims.TOO_FEW]
     lead = (" ".join(wins) if wins else
-            f"No peer beats the agent on any measure: on none are the ranges over the seeds apart with "
-            f"the peer better (the rule of the ablations)." if judged else
+            f"No peer beats the agent on any measure: on none does the corrected interval of the paired "
+            f"differences exclude zero with the peer better (the rule of the ablations)." if judged else
             f"No peer has the {claims.MIN_SEEDS} seeds in common with the agent that a verdict needs yet.")
     return lead + "\n\n" + "\n".join(lines)
 

@@ -420,7 +420,7 @@ def comparison_lines(results: dict) -> str:
         lines += [f"    * {c.text}" for c in cs]
     if not lines:
         return "(no ablation results yet: `make experiments`)"
-    return claims.chance_sentence(comparisons) + "\n\n" + "\n".join(lines)
+    return claims.rule_sentence(comparisons) + "\n\n" + "\n".join(lines)
 
 
 def mean_over_seeds(results: dict, variant: str) -> float:
@@ -562,7 +562,7 @@ def future_work(results: dict, cfg: dict) -> str:
                          "A candidate for the default, after more seeds.")
         elif names(variant, False):
             ideas.append(f"**{LABELS[variant]} is clearly worse on {', '.join(names(variant, False))}.**")
-    consistent = {v: [METRICS[m][0] for m, c in cs.items() if claims.better(c) is None and not c.apart
+    consistent = {v: [METRICS[m][0] for m, c in cs.items() if claims.better(c) is None
                       and (c.below if METRICS[m][1] < 0 else c.above) == len(c.seeds)] for v, cs in verdicts.items()}
     consistent = {v: found for v, found in consistent.items() if found}
     if consistent:

@@ -19,7 +19,7 @@ import numpy as np
 
 from continuous_control.results import ROOT, load_results, load_run, load_variant
 from continuous_control.variants import LABELS
-from experiments.claims import all_comparisons, chance_sentence, run_stats, summary_line
+from experiments.claims import all_comparisons, rule_sentence, run_stats, summary_line
 from experiments.tables import markdown_table
 
 README = os.path.join(ROOT, "README.md")
@@ -134,7 +134,7 @@ def ablations_block() -> str:
     if not comparisons:
         return "(no ablations yet: `make experiments`)"
     rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
-    return (f"{describe_runs([r for runs in results.values() for r in runs])} {chance_sentence(comparisons)}\n\n"
+    return (f"{describe_runs([r for runs in results.values() for r in runs])} {rule_sentence(comparisons)}\n\n"
             + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
 
 

@@ -246,15 +246,14 @@ plt.show()
 # ### 5.1 What the data support
 #
 # Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
-# from the saved scores. A variant is compared with the full agent **seed by seed**, on the
-# variant's seeds, and called higher, lower, sooner or later only when **the two ranges over the
-# seeds do not overlap** (it is then on that side in every pair); anything else is "no clear
-# difference", with the count of pairs on each side, and fewer than three paired seeds get no
-# verdict. "No clear difference" means the effect, if any, is smaller than the seed-to-seed
-# spread, not that there is none. A verdict is a lead, not a proof: if a variant changed nothing,
-# its 3 seeds and the full agent's 3 would still fall into ranges apart with probability at most
-# $2 / \binom{6}{3} = 1/10$, so across many comparisons a few verdicts come from chance alone. The
-# first line below counts them.
+# from the saved scores. A variant is compared with the full agent **seed by seed**: the paired
+# differences $d_k$ (variant minus full agent on seed $k$), their mean $\bar d$, and the 95%
+# t-interval $\bar d \pm t_{1-\alpha/(2m),\,n-1}\, s_d / \sqrt{n}$, **widened for the $m$ variants**
+# compared on the same measure (Bonferroni, $\alpha = 0.05$). A variant is called higher, lower,
+# sooner or later only where that corrected interval excludes zero; anything else is "no clear
+# difference", and fewer than three paired seeds get no verdict. "No clear difference" means the
+# interval holds zero, not that there is no effect. The **primary measure**, named before the
+# ten-seed runs, is the mean of episodes 1-100; the others are secondary.
 
 # %%
 show(report.comparison_lines(results))

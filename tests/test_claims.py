@@ -52,42 +52,32 @@ def results_from(tmp_path, full_levels, variant_levels, **kw):
             "v": [fake_run(tmp_path / "v" / str(k), k, ramp(x, **kw)) for k, x in enumerate(variant_levels)]}
 
 
-def test_lower_in_every_pair_with_ranges_apart_is_lower(tmp_path):
-    c = claims.compare(results_from(tmp_path, [36, 37, 38], [31, 32, 33]), "v", "mean_91_100")
-    assert (c.above, c.below, c.apart, c.verdict) == (0, 3, True, "lower")
+def test_lower_in_every_pair_and_outside_the_spread_is_lower(tmp_path):
+    c = claims.compare(results_from(tmp_path, [36, 37, 38], [31, 32, 33.2]), "v", "mean_91_100")
+    assert (c.above, c.below, c.verdict) == (0, 3, "lower") and c.corrected[1] < 0
     assert claims.better(c) is False
-    assert "**lower** (higher in 0 of 3 seeds, lower in 3; 31.00 to 33.00 against 36.00 to 38.00, ranges apart)" in c.text
+    assert "**lower** (difference -4.93, 95% interval corrected for 1 comparison [" in c.text
 
 
-def test_every_pair_on_one_side_but_overlapping_ranges_is_no_clear_difference(tmp_path):
-    c = claims.compare(results_from(tmp_path, [33, 35, 37], [34, 36, 38]), "v", "mean_91_100")
-    assert (c.above, c.below, c.apart) == (3, 0, False)
+def test_every_pair_on_one_side_but_inside_the_spread_is_no_clear_difference(tmp_path):
+    """Differences +1, +1.5, +0.2: mean 0.9, standard error 0.38, t(0.975, 2) 4.30: the interval spans zero."""
+    c = claims.compare(results_from(tmp_path, [33, 35, 37], [34, 36.5, 37.2]), "v", "mean_91_100")
+    assert (c.above, c.below) == (3, 0) and c.corrected[0] < 0 < c.corrected[1]
     assert c.verdict == "no clear difference" and claims.better(c) is None
 
 
-def test_ranges_apart_but_not_every_pair_cannot_happen_and_mixed_pairs_are_no_clear_difference(tmp_path):
-    c = claims.compare(results_from(tmp_path, [30, 38, 34], [33, 35, 36]), "v", "mean_91_100")
-    assert (c.above, c.below) == (2, 1) and c.verdict == "no clear difference"
+def test_the_family_widens_the_interval(tmp_path):
+    """The same differences: a verdict alone, none when corrected for 11 comparisons (level 1 - 0.05/11)."""
+    results = results_from(tmp_path, [36, 37, 38], [33.5, 34, 36])
+    alone, among = (claims.compare(results, "v", "mean_91_100", family=k) for k in (1, 11))
+    assert alone.verdict == "lower" and among.verdict == "no clear difference"
+    assert among.corrected[0] < alone.corrected[0] and among.mean == alone.mean
 
 
 def test_fewer_than_three_seeds_get_no_verdict_however_far_apart(tmp_path):
     c = claims.compare(results_from(tmp_path, [20, 21], [38, 39]), "v", "mean_91_100")
-    assert c.apart and c.above == 2 and c.verdict == claims.TOO_FEW and claims.better(c) is None
+    assert c.above == 2 and c.verdict == claims.TOO_FEW and claims.better(c) is None
     assert "38.00 to 39.00 against 20.00 to 21.00 on 2 seeds; the rule needs 3" in c.text
-
-
-def test_the_chance_of_a_verdict_with_no_effect_is_counted_over_every_split(tmp_path):
-    """Every way of dealing 6 distinct scores to the variant and the full agent, 3 each: the share
-    on which claims.compare gives a verdict is chance_apart(3, 3)."""
-    from itertools import combinations
-    levels = [31.0, 32.0, 33.0, 34.0, 35.0, 36.0]
-    verdicts = []
-    for i, ours in enumerate(combinations(levels, 3)):
-        theirs = [x for x in levels if x not in ours]
-        c = claims.compare(results_from(tmp_path / str(i), theirs, list(ours)), "v", "mean_91_100")
-        verdicts.append(c.verdict != "no clear difference")
-    assert claims.chance_apart(3, 3) == pytest.approx(sum(verdicts) / len(verdicts)) == pytest.approx(0.1)
-    assert claims.chance_apart(5, 5) == pytest.approx(2 / 252)
 
 
 def test_first_episode_at_30_sooner_and_never(tmp_path):
@@ -137,22 +127,26 @@ def column(path, name, rows=100):
 
 @needs_results
 def test_each_comparison_matches_the_saved_scores_and_the_rule():
-    """Recomputed here from the CSV files with the csv module, not with the module under test."""
+    """Recomputed here from the CSV files with the csv module and scipy, not with the module under test."""
+    from scipy import stats
+    full_seeds = {r["summary"]["seed"] for r in RESULTS["full"]}
+    family = sum(len(full_seeds & {r["summary"]["seed"] for r in runs}) >= 3 for v, runs in RESULTS.items() if v != "full")
     for variant, runs in RESULTS.items():
         if variant == "full":
             continue
-        seeds = sorted(r["summary"]["seed"] for r in runs)
-        ours = [np.mean(column(f"results/{variant}/seed{k}/scores.csv", "mean")) for k in seeds]
-        theirs = [np.mean(column(f"results/full/seed{k}/scores.csv", "mean")) for k in seeds]
-        c = claims.compare(RESULTS, variant, "mean_1_100")
-        assert c.seeds == seeds
+        seeds = sorted(full_seeds & {r["summary"]["seed"] for r in runs})
+        ours = [np.mean(column(f"results/{variant}/seed{k}/scores.csv", "mean")[:100]) for k in seeds]
+        theirs = [np.mean(column(f"results/full/seed{k}/scores.csv", "mean")[:100]) for k in seeds]
+        c = claims.all_comparisons(RESULTS)[variant][list(claims.METRICS).index("mean_1_100")]
+        assert c.seeds == seeds and c.family == family
         assert np.allclose(c.variant_values, ours, atol=1e-3) and np.allclose(c.full_values, theirs, atol=1e-3)
-        pairs_up = all(a > b for a, b in zip(ours, theirs))
-        pairs_down = all(a < b for a, b in zip(ours, theirs))
-        apart = min(ours) > max(theirs) or max(ours) < min(theirs)
-        expected = "higher" if pairs_up and apart else "lower" if pairs_down and apart else "no clear difference"
+        d = np.subtract(ours, theirs)
+        half = stats.t.ppf(1 - 0.05 / (2 * family), len(d) - 1) * d.std(ddof=1) / np.sqrt(len(d))
+        expected = "higher" if d.mean() - half > 0 else "lower" if d.mean() + half < 0 else "no clear difference"
         expected = expected if len(seeds) >= 3 else claims.TOO_FEW
         assert c.verdict == expected, (variant, ours, theirs)
+        if len(seeds) >= 3:
+            assert c.corrected == pytest.approx((d.mean() - half, d.mean() + half), abs=1e-3)
 
 
 @needs_results
