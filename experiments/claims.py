@@ -307,3 +307,29 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
                           t_p_value(d), float(holm_of[variant]), (interquartile_mean(a), interquartile_mean(b)),
                           probability_of_improvement(a, b, sign), verdict))
     return out
+
+
+# --- The score goals, on the distribution of the seeds ------------------------------------------------
+
+def score_goals(runs: list) -> list:
+    """(goal, what the seeds give, met) for each of the issue's goals, from the full agent's runs."""
+    st = [run_stats(r) for r in runs]
+    firsts = [NEVER if s["first_30"] is None else s["first_30"] for s in st]
+    means = [s["mean_1_100"] for s in st]
+    evals = [s["eval"] for s in st if s["eval"] is not None]
+    worst = [s["eval_worst_arm"] for s in st if s["eval_worst_arm"] is not None]
+    solved = sum(s["solved_by_100"] for s in st)
+    n = len(st)
+    strong = sum(w >= 37 for w in worst)
+    return [
+        ("every seed solved at episode 100", f"{solved} of {n}", solved == n),
+        ("first mean >= 30: median episode <= 12", fmt("first_30", np.median(firsts)) if n else "-",
+         bool(n) and np.median(firsts) <= 12),
+        ("first mean >= 30: the latest seed by episode 16", fmt("first_30", max(firsts, default=NEVER)),
+         bool(n) and max(firsts) <= 16),
+        ("mean of episodes 1-100: median >= 35", f"{np.median(means):.2f}" if n else "-", bool(n) and np.median(means) >= 35),
+        ("mean of episodes 1-100: worst seed >= 34", f"{min(means, default=np.nan):.2f}", bool(n) and min(means) >= 34),
+        ("noise-free: median >= 39.3", f"{np.median(evals):.2f}" if evals else "-", bool(evals) and np.median(evals) >= 39.3),
+        ("noise-free: worst arm >= 37 in at least 9 of 10 seeds", f"{strong} of {len(worst)}",
+         len(worst) >= 10 and strong >= 9),
+    ]

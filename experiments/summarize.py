@@ -19,7 +19,7 @@ import numpy as np
 
 from continuous_control.results import ROOT, load_results, load_run, load_variant
 from continuous_control.variants import LABELS
-from experiments.claims import all_comparisons, rule_sentence, run_stats, summary_line
+from experiments.claims import all_comparisons, rule_sentence, run_stats, score_goals, summary_line
 from experiments.tables import markdown_table
 
 README = os.path.join(ROOT, "README.md")
@@ -83,10 +83,12 @@ def seeds_block() -> str:
     if not runs:
         return "(no runs yet: `make experiments`)"
     rows = [score_row(run) for run in runs]
+    goals = [[goal, found, "yes" if met else "**no**"] for goal, found, met in score_goals(runs)]
     return (f"{describe_runs(runs)}\n\n"
             + markdown_table(["seed", "solved at episode", "first episode with mean >= 30",
                      "mean of episodes 1-100 (worst arm, best arm)", "minutes to solve",
-                     "noise-free, 5 episodes (worst arm, best arm)"], rows))
+                     "noise-free, 5 episodes (worst arm, best arm)"], rows)
+            + f"\n\nThe score goals, on these {len(runs)} seeds:\n\n" + markdown_table(["goal", "the seeds give", "met"], goals))
 
 
 def describe_runs(runs: list) -> str:

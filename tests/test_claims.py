@@ -270,3 +270,19 @@ def test_fewer_than_three_paired_seeds_give_no_verdict(tmp_path):
     results = results_from(tmp_path, [36, 37], [30, 31])
     (p,) = claims.paired_family(results, "mean_91_100", ["v"])
     assert p.verdict == claims.TOO_FEW and "too few seeds" in p.text
+
+
+def test_the_score_goals_are_read_from_the_seeds(tmp_path):
+    """Ten seeds reaching 36 by episode 12 (first 30 at 10) and evaluated at 39.4 with a worst arm of 38,
+    except seed 9: it reaches 30 at episode 17 and its worst arm scores 30."""
+    runs = []
+    for k in range(10):
+        reach = 17 * 36 / 30 if k == 9 else 12
+        arms = [39.4] * 19 + [30.0 if k == 9 else 38.0]
+        runs.append(fake_run(tmp_path / str(k), k, ramp(36, reach=reach), eval_arms=arms))
+    goals = {goal: (found, met) for goal, found, met in claims.score_goals(runs)}
+    assert goals["every seed solved at episode 100"] == ("10 of 10", True)
+    assert goals["first mean >= 30: median episode <= 12"] == ("10", True)
+    assert goals["first mean >= 30: the latest seed by episode 16"] == ("17", False)
+    assert goals["noise-free: worst arm >= 37 in at least 9 of 10 seeds"] == ("9 of 10", True)
+    assert goals["mean of episodes 1-100: worst seed >= 34"][1] is (min(claims.run_stats(r)["mean_1_100"] for r in runs) >= 34)
