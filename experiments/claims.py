@@ -333,3 +333,23 @@ def score_goals(runs: list) -> list:
         ("noise-free: worst arm >= 37 in at least 9 of 10 seeds", f"{strong} of {len(worst)}",
          len(worst) >= 10 and strong >= 9),
     ]
+
+
+def interval_rows(results: dict, metric: str = PRIMARY) -> list:
+    """One row per variant (those with results), for a Markdown table: its paired seeds, the mean paired
+    difference, the 95% interval uncorrected and corrected, Holm's p, the interquartile means, the
+    probability that a variant's run beats a full agent's, and the verdict."""
+    rows = []
+    for p in paired_family(results, metric):
+        if p.verdict == TOO_FEW:
+            rows.append([p.variant, len(p.seeds), "-", "-", "-", "-", "-", "-", TOO_FEW])
+            continue
+        rows.append([p.variant, len(p.seeds), f"{p.mean:+.2f}", f"[{p.interval[0]:+.2f}, {p.interval[1]:+.2f}]",
+                     f"[{p.corrected[0]:+.2f}, {p.corrected[1]:+.2f}]", f"{p.p_holm:.3f}",
+                     f"{p.iqm[0]:.2f} / {p.iqm[1]:.2f}", f"{p.improvement:.2f}", p.verdict])
+    return rows
+
+
+INTERVAL_HEADER = ["variant", "paired seeds", "mean difference (variant - full)", "95% interval",
+                   "95% interval, corrected (Bonferroni)", "Holm's p", "IQM variant / full", "P(variant run better)",
+                   "verdict"]

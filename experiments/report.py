@@ -407,6 +407,30 @@ def ablation_table(results: dict) -> str:
                           [ablation_row(v, runs) for v, runs in paired(results).items()])
 
 
+def interval_table(results: dict, metric: str = claims.PRIMARY) -> str:
+    """The paired differences from the full agent on one measure (the primary by default), with their intervals."""
+    rows = claims.interval_rows(paired(results), metric)
+    return markdown_table(claims.INTERVAL_HEADER, [[LABELS[r[0]]] + r[1:] for r in rows]) if rows else "(no ablation results yet)"
+
+
+def interval_figure(results: dict, metric: str = claims.PRIMARY):
+    """Each variant's mean paired difference from the full agent with its 95% interval, uncorrected (thin)
+    and corrected (thick): a verdict where the thick bar misses zero."""
+    import matplotlib.pyplot as plt
+    family = [p for p in claims.paired_family(paired(results), metric) if p.verdict != claims.TOO_FEW]
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
+    for y, p in enumerate(family):
+        ax.plot(p.corrected, [y, y], color="C0", lw=4, alpha=0.5)
+        ax.plot(p.interval, [y, y], color="k", lw=1)
+        ax.plot(p.mean, y, "ko", ms=4)
+    ax.axvline(0, color="k", lw=0.8, ls="--")
+    ax.invert_yaxis()
+    ax.set_yticks(range(len(family)), [f"{LABELS[p.variant]} ({len(p.seeds)} seeds)" for p in family], fontsize=8)
+    ax.set_xlabel(f"{METRICS[metric][0]}: variant minus full agent, paired by seed")
+    ax.set_title("Mean paired difference, 95% interval (thin) and corrected for the family (thick)", fontsize=9)
+    return fig
+
+
 def ablation_figure(results: dict):
     """One panel per ablation against the full agent on the ablation's own seeds."""
     return plot_ablations(results)

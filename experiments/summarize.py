@@ -19,7 +19,8 @@ import numpy as np
 
 from continuous_control.results import ROOT, load_results, load_run, load_variant
 from continuous_control.variants import LABELS
-from experiments.claims import all_comparisons, rule_sentence, run_stats, score_goals, summary_line
+from experiments.claims import (INTERVAL_HEADER, all_comparisons, interval_rows, rule_sentence, run_stats, score_goals,
+                               summary_line)
 from experiments.tables import markdown_table
 
 README = os.path.join(ROOT, "README.md")
@@ -136,7 +137,10 @@ def ablations_block() -> str:
     if not comparisons:
         return "(no ablations yet: `make experiments`)"
     rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
+    primary = [[LABELS[row[0]]] + row[1:] for row in interval_rows(results)]
     return (f"{describe_runs([r for runs in results.values() for r in runs])} {rule_sentence(comparisons)}\n\n"
+            + "The primary measure, the mean of episodes 1-100:\n\n" + markdown_table(INTERVAL_HEADER, primary)
+            + "\n\nEvery measure:\n\n"
             + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
 
 

@@ -254,6 +254,16 @@ plt.show()
 # difference", and fewer than three paired seeds get no verdict. "No clear difference" means the
 # interval holds zero, not that there is no effect. The **primary measure**, named before the
 # ten-seed runs, is the mean of episodes 1-100; the others are secondary.
+#
+# The primary measure first, with its intervals:
+
+# %%
+show(report.interval_table(results))
+report.interval_figure(results)
+plt.show()
+
+# %% [markdown]
+# Every measure, by the same rule:
 
 # %%
 show(report.comparison_lines(results))

@@ -413,3 +413,14 @@ def test_a_copy_of_the_notebooks_run_is_not_counted_as_repeating_it(tmp_path):
     fake_run(tmp_path / "results" / "other" / "seed0", 0, means + 0.5)
     text = repeated_by(run, str(tmp_path))
     assert "the same as `results/again/seed0/` (100 episodes)" in text and "other" not in text
+
+
+def test_the_interval_table_and_figure_show_each_variants_paired_difference(tmp_path):
+    results = results_of(tmp_path, {"full": [36, 37, 38], "uniform": [31, 32, 33.3], "n10": [36.5, 37.1, 38.6]})
+    table = report.interval_table(results)
+    family = {p.variant: p for p in claims.paired_family(report.paired(results), claims.PRIMARY)}
+    u = family["uniform"]
+    assert f"| {LABELS['uniform']} | 3 | {u.mean:+.2f} | [{u.interval[0]:+.2f}, {u.interval[1]:+.2f}] |" in table
+    assert u.verdict == "worse" and table.count("\n") == 1 + len(family)
+    fig = report.interval_figure(results)
+    assert len(fig.axes[0].get_yticks()) == 2
