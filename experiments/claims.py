@@ -323,14 +323,14 @@ def score_goals(runs: list) -> list:
     strong = sum(w >= 37 for w in worst)
     return [
         ("every seed solved at episode 100", f"{solved} of {n}", solved == n),
-        ("first mean >= 30: median episode <= 12", fmt("first_30", np.median(firsts)) if n else "-",
+        ("first episode with a mean of 30: median 12 or earlier", fmt("first_30", np.median(firsts)) if n else "-",
          bool(n) and np.median(firsts) <= 12),
-        ("first mean >= 30: the latest seed by episode 16", fmt("first_30", max(firsts, default=NEVER)),
+        ("first episode with a mean of 30: the latest seed 16 or earlier", fmt("first_30", max(firsts, default=NEVER)),
          bool(n) and max(firsts) <= 16),
-        ("mean of episodes 1-100: median >= 35", f"{np.median(means):.2f}" if n else "-", bool(n) and np.median(means) >= 35),
-        ("mean of episodes 1-100: worst seed >= 34", f"{min(means, default=np.nan):.2f}", bool(n) and min(means) >= 34),
-        ("noise-free: median >= 39.3", f"{np.median(evals):.2f}" if evals else "-", bool(evals) and np.median(evals) >= 39.3),
-        ("noise-free: worst arm >= 37 in at least 9 of 10 seeds", f"{strong} of {len(worst)}",
+        ("mean of episodes 1-100: median 35 or more", f"{np.median(means):.2f}" if n else "-", bool(n) and np.median(means) >= 35),
+        ("mean of episodes 1-100: worst seed 34 or more", f"{min(means, default=np.nan):.2f}", bool(n) and min(means) >= 34),
+        ("noise-free: median 39.3 or more", f"{np.median(evals):.2f}" if evals else "-", bool(evals) and np.median(evals) >= 39.3),
+        ("noise-free: worst arm 37 or more in at least 9 of 10 seeds", f"{strong} of {len(worst)}",
          len(worst) >= 10 and strong >= 9),
     ]
 

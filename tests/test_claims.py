@@ -282,7 +282,7 @@ def test_the_score_goals_are_read_from_the_seeds(tmp_path):
         runs.append(fake_run(tmp_path / str(k), k, ramp(36, reach=reach), eval_arms=arms))
     goals = {goal: (found, met) for goal, found, met in claims.score_goals(runs)}
     assert goals["every seed solved at episode 100"] == ("10 of 10", True)
-    assert goals["first mean >= 30: median episode <= 12"] == ("10", True)
-    assert goals["first mean >= 30: the latest seed by episode 16"] == ("17", False)
-    assert goals["noise-free: worst arm >= 37 in at least 9 of 10 seeds"] == ("9 of 10", True)
-    assert goals["mean of episodes 1-100: worst seed >= 34"][1] is (min(claims.run_stats(r)["mean_1_100"] for r in runs) >= 34)
+    assert goals["first episode with a mean of 30: median 12 or earlier"] == ("10", True)
+    assert goals["first episode with a mean of 30: the latest seed 16 or earlier"] == ("17", False)
+    assert goals["noise-free: worst arm 37 or more in at least 9 of 10 seeds"] == ("9 of 10", True)
+    assert goals["mean of episodes 1-100: worst seed 34 or more"][1] is (min(claims.run_stats(r)["mean_1_100"] for r in runs) >= 34)
