@@ -344,12 +344,13 @@ def interval_rows(results: dict, metric: str = PRIMARY) -> list:
         if p.verdict == TOO_FEW:
             rows.append([p.variant, len(p.seeds), "-", "-", "-", "-", "-", "-", TOO_FEW])
             continue
+        ten = len(p.seeds) >= 10                  # IQM and P(improvement) mean little on fewer seeds
         rows.append([p.variant, len(p.seeds), f"{p.mean:+.2f}", f"[{p.interval[0]:+.2f}, {p.interval[1]:+.2f}]",
                      f"[{p.corrected[0]:+.2f}, {p.corrected[1]:+.2f}]", f"{p.p_holm:.3f}",
-                     f"{p.iqm[0]:.2f} / {p.iqm[1]:.2f}", f"{p.improvement:.2f}", p.verdict])
+                     f"{p.iqm[0]:.2f} / {p.iqm[1]:.2f}" if ten else "-", f"{p.improvement:.2f}" if ten else "-", p.verdict])
     return rows
 
 
 INTERVAL_HEADER = ["variant", "paired seeds", "mean difference (variant - full)", "95% interval",
-                   "95% interval, corrected (Bonferroni)", "Holm's p", "IQM variant / full", "P(variant run better)",
-                   "verdict"]
+                   "95% interval, corrected (Bonferroni)", "Holm's p", "IQM variant / full (10 seeds)",
+                   "P(variant run better) (10 seeds)", "verdict"]
