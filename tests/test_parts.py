@@ -376,3 +376,14 @@ def test_each_learning_step_counts_one_update_of_the_agent_and_of_the_replay():
     a.learn()
     a.learn()
     assert a.updates == 2 and a.memory.updates == 2
+
+
+def test_without_a_window_new_transitions_enter_at_the_last_updates_largest_priority():
+    m = PrioritizedReplay(8, 1, 1, 1.0, 0.0, np.random.default_rng(0))
+    m.update_priorities(np.array([0]), np.array([0.9]))
+    m.update_priorities(np.array([1]), np.array([0.2]))
+    assert m.max_priority == pytest.approx(0.2)      # a window of 2 would give 0.9
+
+
+def test_the_sum_tree_holds_two_nodes_per_leaf_and_no_more():
+    assert SumTree(5).tree.size == 2 * SumTree(5).leaves == 16      # a million transitions: memory counts
