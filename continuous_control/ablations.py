@@ -129,9 +129,10 @@ class LargestEverReplay(PrioritizedReplay):
     """A new transition enters at the largest priority ever seen [3]."""
 
     def update_priorities(self, idx, td_errors) -> None:
-        self.recent[0] = max(self.recent[0], float((np.abs(td_errors) + self.offset).max()))
+        priorities = np.abs(td_errors) + self.offset
+        self.recent[0] = max(self.recent[0], float(priorities.max()))
         self.updates += 1
-        self._set_priority(idx, np.abs(td_errors) + self.offset)
+        self._set_priority(idx, priorities)
 
 
 class MeanPriorityReplay(PrioritizedReplay):

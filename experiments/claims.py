@@ -277,35 +277,28 @@ def probability_of_improvement(ours, theirs, sign: int) -> float:
 
 
 def paired_family(results: dict, metric: str, variants=None, baseline: str = "full") -> list:
-    """Every variant (default: all with results) against the baseline on `metric`, corrected together."""
+    """Every variant (default: all with results) against the baseline on `metric`, by `compare` with the
+    family's correction, and beside it the uncorrected interval, Holm's p, the IQMs and P(improvement)."""
     variants = [v for v in (variants or results) if v != baseline and v in results]
-    rows = []
-    for variant in variants:
-        ours = {s["seed"]: s for s in map(run_stats, results[variant])}
-        theirs = {s["seed"]: s for s in map(run_stats, results[baseline])}
-        seeds = sorted(k for k in set(ours) & set(theirs) if ours[k][metric] is not None or metric == "first_30")
-        a = np.array([value(ours[k], metric) for k in seeds], float)
-        b = np.array([value(theirs[k], metric) for k in seeds], float)
-        rows.append((variant, seeds, a, b))
-    judged = [r for r in rows if len(r[1]) >= MIN_SEEDS]
-    m = max(len(judged), 1)
-    p_values = holm([t_p_value(a - b) for _, _, a, b in judged]) if judged else []
-    holm_of = {r[0]: p for r, p in zip(judged, p_values)}
-    sign = METRICS[metric][1]
-    out = []
-    for variant, seeds, a, b in rows:
-        d = a - b
-        if len(seeds) < MIN_SEEDS:
-            out.append(Paired(variant, metric, seeds, d, float(d.mean()) if len(d) else float("nan"), (np.nan, np.nan),
-                              (np.nan, np.nan), np.nan, np.nan, (np.nan, np.nan), np.nan, TOO_FEW))
+    base = {r["summary"]["seed"] for r in results[baseline]}
+    shared = {v: len(base & {r["summary"]["seed"] for r in results[v]}) for v in variants}
+    family = max(sum(n >= MIN_SEEDS for n in shared.values()), 1)
+    cs = [compare(results, v, metric, baseline, family) for v in variants if shared[v]]
+    judged = [c for c in cs if c.verdict != TOO_FEW]
+    holm_of = dict(zip((c.variant for c in judged),
+                       holm([t_p_value(np.subtract(c.variant_values, c.full_values)) for c in judged])))
+    sign, out = METRICS[metric][1], []
+    for c in cs:
+        a, b = np.asarray(c.variant_values, float), np.asarray(c.full_values, float)
+        if c.verdict == TOO_FEW:
+            out.append(Paired(c.variant, metric, c.seeds, a - b, c.mean, (np.nan, np.nan), (np.nan, np.nan), np.nan,
+                              np.nan, (np.nan, np.nan), np.nan, TOO_FEW))
             continue
-        corrected = t_interval(d, 1 - ALPHA / m)
-        verdict = "no clear difference"
-        if corrected[0] > 0 or corrected[1] < 0:
-            verdict = "better" if (corrected[0] > 0) == (sign > 0) else "worse"
-        out.append(Paired(variant, metric, seeds, d, float(d.mean()), t_interval(d, 1 - ALPHA), corrected,
-                          t_p_value(d), float(holm_of[variant]), (interquartile_mean(a), interquartile_mean(b)),
-                          probability_of_improvement(a, b, sign), verdict))
+        good = better(c)
+        out.append(Paired(c.variant, metric, c.seeds, a - b, c.mean, t_interval(a - b, 1 - ALPHA), c.corrected,
+                          t_p_value(a - b), float(holm_of[c.variant]), (interquartile_mean(a), interquartile_mean(b)),
+                          probability_of_improvement(a, b, sign),
+                          "no clear difference" if good is None else "better" if good else "worse"))
     return out
 
 
