@@ -287,6 +287,4 @@ def load_checkpoint(folder: str, agent, env, fingerprint: dict, record=None):
     if random["env"] is not None and hasattr(env, "physics"):
         env.physics.rng.bit_generator.state = random["env"]
     agent.steps, agent.updates = state["steps"], state["updates"]
-    if hasattr(agent.behaviour, "copied"):
-        agent.behaviour.copied = None          # a copying behaviour (ablations) copies the restored actor at its next refresh
     return state["episode"], state["history"]
