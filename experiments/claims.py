@@ -302,6 +302,35 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
     return out
 
 
+
+def effect_sentence(p: Paired, family: int) -> str:
+    """One variant's effect on p.metric in a sentence: the mean paired difference, its 95% interval, the
+    interval widened for the `family` of comparisons, and the verdict that one gives."""
+    from continuous_control.variants import LABELS
+    name = METRICS[p.metric][0]
+    seeds = (f"{p.seeds[0]}-{p.seeds[-1]}" if len(p.seeds) > 2 and p.seeds == list(range(p.seeds[0], p.seeds[-1] + 1))
+             else ", ".join(map(str, p.seeds)))
+    if p.verdict == TOO_FEW:
+        return f"**{LABELS[p.variant]}**: no verdict yet, {len(p.seeds)} paired seed(s) ({seeds}); the rule needs {MIN_SEEDS}."
+    (lo, hi), (clo, chi) = p.interval, p.corrected
+    reading = ("the corrected interval holds zero" if p.verdict == "no clear difference"
+               else "the corrected interval excludes zero")
+    return (f"**{LABELS[p.variant]}** against the full agent, seeds {seeds} paired: {name} {p.mean:+.2f} on average, "
+            f"95% interval [{lo:+.2f}, {hi:+.2f}]; widened for the {family} variants compared, [{clo:+.2f}, {chi:+.2f}]: "
+            f"**{p.verdict}** ({reading}).")
+
+
+def effects(*variants: str, metric: str = PRIMARY, results: dict = None):
+    """The lesson's evidence cells: for each variant, `effect_sentence` from the runs in results/ (the
+    report's, on the built-in replica), as Markdown."""
+    from IPython.display import Markdown
+    from continuous_control.results import load_results
+    results = load_results() if results is None else results
+    family = {p.variant: p for p in paired_family(results, metric)} if "full" in results else {}
+    size = max(sum(p.verdict != TOO_FEW for p in family.values()), 1)
+    return Markdown("\n".join(f"* {effect_sentence(family[v], size)}" if v in family
+                               else f"* `{v}`: no runs in results/ yet (`make experiments`)." for v in variants))
+
 # --- The score goals, on the distribution of the seeds ------------------------------------------------
 
 def score_goals(runs: list) -> list:
@@ -328,12 +357,12 @@ def score_goals(runs: list) -> list:
     ]
 
 
-def interval_rows(results: dict, metric: str = PRIMARY) -> list:
+def interval_rows(results: dict, metric: str = PRIMARY, variants=None, baseline: str = "full") -> list:
     """One row per variant (those with results), for a Markdown table: its paired seeds, the mean paired
     difference, the 95% interval uncorrected and corrected, Holm's p, the interquartile means, the
     probability that a variant's run beats a full agent's, and the verdict."""
     rows = []
-    for p in paired_family(results, metric):
+    for p in paired_family(results, metric, variants, baseline):
         if p.verdict == TOO_FEW:
             rows.append([p.variant, len(p.seeds), "-", "-", "-", "-", "-", "-", TOO_FEW])
             continue
@@ -344,6 +373,6 @@ def interval_rows(results: dict, metric: str = PRIMARY) -> list:
     return rows
 
 
-INTERVAL_HEADER = ["variant", "paired seeds", "mean difference (variant - full)", "95% interval",
-                   "95% interval, corrected (Bonferroni)", "Holm's p", "IQM variant / full (10 seeds)",
+INTERVAL_HEADER = ["variant", "paired seeds", "mean difference (variant - baseline)", "95% interval",
+                   "95% interval, corrected (Bonferroni)", "Holm's p", "IQM variant / baseline (10 seeds)",
                    "P(variant run better) (10 seeds)", "verdict"]

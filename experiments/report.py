@@ -1,14 +1,16 @@
-"""Report.ipynb's tables, figures and computed sentences, built from saved runs (never trains).
+"""Report.ipynb's tables and figures, built from saved runs (never trains).
 
 The report is a sequence of short calls to this module: each builder takes runs as
 `continuous_control.results.load_run` returns them (or `load_results`'s {variant: [runs]}) and
 returns Markdown text, or a matplotlib figure; `show` displays Markdown in the notebook. Every
-number the report states is computed here or in experiments/claims.py, from the files.
+number the report states is computed here or in experiments/claims.py, from the files; the prose
+around them is the report's own, written by hand, and tests/test_report.py checks the numbers
+that prose rests on.
 
     run, results = load_run("checkpoints"), load_results()
     show(hyperparameter_table(run["config"]), beta_sentence(run["config"]))
-    show(seeds_table(results["full"]), seeds_text(results["full"]))
-    show(ablation_table(results), comparison_lines(results), future_work(results, run["config"]))
+    show(seeds_table(results["full"]), goals_table(results["full"]))
+    show(ablation_table(results), interval_table(results), measures_table(results))
 
 Where the full agent is set against the ablations, it is cut to the ablations' seeds (`paired`),
 and each comparison pairs seed k with seed k (experiments/claims.py).
@@ -27,7 +29,7 @@ from continuous_control.figures import history_of, plot_ablations, plot_diagnost
 from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at
 from continuous_control.variants import CHANGES, LABELS, VARIANTS
 from experiments import claims
-from experiments.claims import METRICS, all_comparisons, run_stats, span
+from experiments.claims import METRICS, run_stats, span
 from experiments.published import PUBLISHED, UNITY_CALIBRATION
 from experiments.tables import markdown_table
 from reacher.physics import FRAMES_PER_STEP, MAX_STEPS, REWARD_PER_FRAME
@@ -116,42 +118,23 @@ def architecture_tables(nets: dict, cfg: dict) -> str:
     return "\n\n".join(parts)
 
 
-def sigma_shares(net, sigma0: float) -> list:
-    """(name, share) for each NoisyLinear: its mean learned sigma over its initial sigma0 / sqrt(fan_in)."""
-    return [(name, (m.weight_sigma.abs().mean() / (sigma0 * m.weight_mean.shape[1] ** -0.5)).item())
-            for name, m in net.named_modules() if hasattr(m, "weight_sigma")]
-
-
-def sigma_sentence(nets: dict, cfg: dict) -> str:
-    """Where NoisyNet's learned noise scale ended, layer by layer, and which way overall."""
-    shares = sigma_shares(nets["actor"], cfg["noisy_sigma0"])
-    if not shares:
-        return f"This actor has no noisy layers (exploration `{cfg.get('exploration', 'noisynet')}`)."
-    overall = ("NoisyNet turned its own exploration down overall." if np.mean([x for _, x in shares]) < 1
-               else "NoisyNet kept or raised its exploration overall.")
-    return ("By the end of training the noise scale of the actor's layers stood at "
-            + ", ".join(f"{share:.0%} (`{name}`)" for name, share in shares) + " of its initial value: " + overall)
-
-
 # --- 2. The solving run ----------------------------------------------------------------------
 
-def solving_run_text(run: dict) -> str:
-    """Where the run was made, when it was solved (or not), and its worst and best arm."""
+def solving_run_table(run: dict) -> str:
+    """The solving run in one table: where it ran, when it was solved, how early it was good."""
     s, mean = run["summary"], run["scores"]["mean"]
-    lines = [f"Environment: {s['environment']}; seed {s['seed']}; machine: {s['machine']}."]
-    solved = s["solved_at"]
-    if solved:
-        lines.append(f"Solved at episode {solved}: episodes {solved - WINDOW + 1}-{solved} average "
-                     f"{run['scores']['avg100'][solved - 1]:.2f}, after {s['wall_seconds_to_solve'] / 60:.1f} minutes.")
-    else:
-        lines.append(f"Not solved in its {len(mean)} episodes ({s['wall_seconds'] / 60:.1f} minutes).")
-    last = min(50, len(mean))
-    lines.append(f"First episode whose 20-arm mean reached {TARGET_SCORE:g}: {first_episode_at(mean) or 'none'}; "
-                 f"mean of the last {last} episodes: {np.mean(mean[-last:]):.2f}.")
     st = run_stats(run, episodes=len(mean))
-    lines.append(f"Each arm's own mean over all {len(mean)} episodes: worst arm {st['worst_arm_1_100']:.2f}, "
-                 f"best arm {st['best_arm_1_100']:.2f} (20-arm mean {st['mean_1_100']:.2f}).")
-    return "\n".join(f"* {line}" for line in lines)
+    rows = [("environment, seed, machine", f"{s['environment']}; seed {s['seed']}; {s['machine']}"),
+            ("solved at episode (episodes E-99 to E average 30 or more)", s["solved_at"] or f"not in {len(mean)} episodes"),
+            ("minutes to solve (or to the end)", f"{(s['wall_seconds_to_solve'] or s['wall_seconds']) / 60:.1f}"),
+            ("first episode whose 20-arm mean reached 30", first_episode_at(mean) or "never"),
+            ("every episode from this one on scores above 30 / above 35",
+             " / ".join(str(from_episode(mean, level) or "-") for level in (TARGET_SCORE, TARGET_SCORE + 5))),
+            (f"mean of episodes 1-{WINDOW}", f"{np.mean(mean[:WINDOW]):.2f}"),
+            ("median episode", f"{np.median(mean):.1f}"),
+            ("each arm's own mean over all episodes: worst arm, best arm",
+             f"{st['worst_arm_1_100']:.2f}, {st['best_arm_1_100']:.2f}")]
+    return markdown_table(["", "the notebook's run"], rows)
 
 
 def solving_run_figure(run: dict):
@@ -177,99 +160,42 @@ def diagnostics_figure(run: dict):
     return plot_diagnostics(run["diagnostics"], "What learning saw, per episode", reference)
 
 
-def levels_text(run: dict) -> str:
-    """How early the run was good: the earliest-solve note, the episodes above 30 and 35, the median."""
-    mean, lines = run["scores"]["mean"], []
-    if run["summary"]["solved_at"] == WINDOW:
-        lines.append(f"Solved at episode {WINDOW} is the earliest the criterion allows: the mean of the first "
-                     f"{WINDOW} episodes is already {np.mean(mean[:WINDOW]):.2f}.")
-    for level in (TARGET_SCORE, TARGET_SCORE + 5):
-        start = from_episode(mean, level)
-        if start:
-            lines.append(f"Every episode from episode {start} on scores above {level:g}.")
-    lines.append(f"Median episode score: {np.median(mean):.1f}.")
-    return " ".join(lines)
-
-
-def last_fast_episode(run: dict) -> int:
-    """The run's last episode that learned every step: its configuration's `fast_episodes`."""
-    return run["config"].get("fast_episodes", 20)
-
-
-def later_episodes(run: dict):
-    """The mask of the diagnostics' episodes after the fast ones (once the buffer holds many
-    episodes), or None for a run without diagnostics or without such episodes."""
-    d = run.get("diagnostics")
-    later = None if d is None else d["episode"] > last_fast_episode(run)
-    return later if later is not None and later.any() else None
-
-
-def diagnostics_text(run: dict) -> str:
-    """Are new transitions replayed more often than old ones? The share of sampled transitions that
-    were added in the last 1000 insertions (about one episode) against their share of the buffer,
-    averaged over the episodes after the fast ones; and the never-replayed backlog at the end.
-    Empty for a run without diagnostics."""
-    later = later_episodes(run)
-    if later is None:
-        return ""
+def replay_measures(run: dict) -> dict:
+    """How a run replayed, after the fast episodes (from its diagnostics): new transitions' share of the
+    draws over their share of the buffer; and at the end, the share of the buffer never replayed, the
+    sampling probability it held, and a new transition's priority over the last episode's mean |TD error|."""
     d = run["diagnostics"]
-    sampled, stored = float(np.mean(d["young_share"][later])), float(np.mean(d["young_share_stored"][later]))
-    first, last = int(d["episode"][later][0]), int(d["episode"][later][-1])
-    text = (f"Over episodes {first}-{last}, {sampled:.1%} of the sampled transitions had been added in the last 1000 "
-            f"insertions (about one episode), against {stored:.1%} of the buffer: ")
-    ratio = sampled / stored if stored else float("inf")
-    window = run["config"].get("priority_window", 0)
-    entry = f"the largest priority of the last {window} updates" if window else "the largest priority so far"
-    text += (f"new transitions were replayed {ratio:.1f} times as often as their share, as each enters at "
-             f"{entry} ({d['max_priority'][-1]:.3f} at the end, against a mean |TD error| of "
-             f"{float(np.mean(d['td_abs'][later])):.3f} in those episodes)." if ratio > 1.5 else
-             f"new transitions were replayed about as often as their share ({ratio:.1f} times).")
-    if "unreplayed_mass" in d:
-        text += (f" At episode {int(d['episode'][-1])}, {d['unreplayed_share'][-1]:.1%} of the stored transitions had "
-                 f"never been replayed, and they held {d['unreplayed_mass'][-1]:.1%} of the sampling probability.")
-    return text
+    later = d["episode"] > run["config"]["fast_episodes"]
+    return {"young": float(np.mean(d["young_share"][later]) / np.mean(d["young_share_stored"][later])),
+            "unreplayed": 100 * float(d["unreplayed_share"][-1]), "mass": 100 * float(d["unreplayed_mass"][-1]),
+            "entry": float(d["max_priority"][-1] / d["td_abs"][-1])}
 
 
-def young_replay(run: dict):
-    """(sampled young share / stored young share, a new transition's priority at the end) over the
-    episodes after the fast ones; None without diagnostics."""
-    later = later_episodes(run)
-    if later is None:
-        return None
-    d = run["diagnostics"]
-    return float(np.mean(d["young_share"][later]) / np.mean(d["young_share_stored"][later])), float(d["max_priority"][-1])
+def replay_table(results: dict, variants=("full", "all_time_max_priority", "mean_priority", "uniform")) -> str:
+    """Prioritized replay at this replay ratio: `replay_measures` per variant, the range over its seeds."""
+    rows = []
+    for v in (v for v in variants if v in results):
+        m = [replay_measures(r) for r in results[v] if "unreplayed_mass" in r.get("diagnostics", {})]
+        if m:
+            get = lambda key, digits=1: span("eval", [x[key] for x in m], digits)
+            rows.append([LABELS[v], len(m), get("young"), get("unreplayed", 0), get("mass", 0), get("entry")])
+    return markdown_table(["variant", "seeds", "new transitions' share of the draws / of the buffer (after the fast episodes)",
+                           "% of the buffer never replayed (end)", "% of the sampling probability they hold (end)",
+                           "a new transition's priority / mean abs(TD error) (end)"], rows)
 
 
-def priority_text(results: dict) -> str:
-    """The largest-priority question, settled on the seeds of both rules: how much more often new
-    transitions were replayed than their share, a new transition's final priority, then the scores'
-    verdict by the claims rule (the full agent is the recent-window rule)."""
-    if not {"full", "all_time_max_priority"} <= set(results):
-        return "(needs results of the full agent and of `all_time_max_priority`)"
-    pair = {v: results[v] for v in ("full", "all_time_max_priority")}
-    lines = []
-    for variant in ("all_time_max_priority", "full"):
-        runs = [r for r in pair[variant] if young_replay(r) is not None]
-        if not runs:
-            continue
-        ratios, entry = zip(*map(young_replay, runs))
-        td = [float(r["diagnostics"]["td_abs"][-1]) for r in runs]
-        if not all(np.isfinite(x) and x > 0 for x in td):
-            raise ValueError(f"{LABELS[variant]}: the last episode's mean |δ| is {td}; a run with no update in it?")
-        # Sampling goes as p^alpha: how many times as often a new transition is drawn as one at that mean.
-        drawn = [(e / (x + r["config"]["priority_offset"])) ** r["config"]["alpha"] for e, x, r in zip(entry, td, runs)]
-        rule = (change(variant) if variant != "full" else f"`priority_window={runs[0]['config'].get('priority_window', 0)}`")
-        ends = sorted({last_fast_episode(r) for r in runs})
-        line = (f"* {LABELS[variant]} ({rule}): after episode {'/'.join(map(str, ends))} (the last fast one), new "
-                f"transitions were replayed {span('eval', ratios)} times their share of the buffer; a new transition's "
-                f"priority at the end, {span('eval', entry, 3)}, had it drawn {span('eval', drawn)} times as often as a "
-                f"transition at the last episode's mean |δ| in the sampled batches")
-        mass = [r["diagnostics"]["unreplayed_mass"][-1] for r in runs if "unreplayed_mass" in r["diagnostics"]]
-        if mass:
-            line += (f"; transitions never replayed held {span('eval', [100 * m for m in mass], 0)}% of the sampling "
-                     f"probability at the end")
-        lines.append(line + f" (seeds {', '.join(str(r['summary']['seed']) for r in runs)}).")
-    return "\n".join(lines + ["", comparison_lines(pair)])
+def q_table(results: dict) -> str:
+    """The critic's mean Q at episode 100 against the ceiling and the return the arms earned then, per variant."""
+    rows = []
+    for v, runs in results.items():
+        runs = [r for r in runs if "diagnostics" in r and len(r["diagnostics"]["q"]) >= WINDOW]
+        if runs:
+            ref = [q_reference(r["scores"]["mean"][:WINDOW], r["config"]["gamma"]) for r in runs]
+            q = [r["diagnostics"]["q"][WINDOW - 1] for r in runs]
+            rows.append([LABELS[v], len(runs), span("eval", q, 2), span("eval", [x["earned"][-1] for x in ref], 2),
+                         f"{sum(a > x['ceiling'] for a, x in zip(q, ref))} of {len(runs)}", f"{ref[0]['ceiling']:.2f}"])
+    return markdown_table(["variant", "seeds", "critic's mean Q, episode 100", "return earned, episode 100",
+                           "seeds with Q above the ceiling", "ceiling r_max / (1 - gamma)"], rows)
 
 
 # --- 3. Across seeds -------------------------------------------------------------------------
@@ -281,40 +207,17 @@ def seeds_table(runs: list) -> str:
         st = run_stats(run)
         rows.append([st["seed"], run["summary"]["solved_at"] or "not solved", st["first_30"] or "never",
                      with_arms(st["mean_1_100"], st["worst_arm_1_100"], st["best_arm_1_100"]),
-                     f"{st['mean_91_100']:.1f}", f"{st['minutes']:.1f}",
+                     f"{st['mean_91_100']:.1f}", f"{st['minutes']:.1f} ({claims.sharing([run])})",
                      with_arms(st["eval"], st["eval_worst_arm"], st["eval_best_arm"], 2)])
     return markdown_table(["seed", "solved at episode", "first episode at 30",
                            "mean of episodes 1-100 (worst arm, best arm)", "mean of episodes 91-100",
-                           "minutes to solve", "noise-free evaluation (worst arm, best arm)"], rows)
+                           "minutes to solve (runs at a time)", "noise-free evaluation (worst arm, best arm)"], rows)
 
 
-def seeds_text(runs: list) -> str:
-    """The seeds in one paragraph: how many solved and when, their scores and worst arms, their minutes."""
-    stats = [run_stats(run) for run in runs]
-    pick = lambda key: [st[key] for st in stats if st[key] is not None] or [None]
-    solved = [r["summary"]["solved_at"] for r in runs]
-    text = (f"{sum(x is not None for x in solved)} of {len(runs)} seeds solved, at episode "
-            f"{span('first_30', [x for x in solved if x] or [None])}")
-    if min(x or 10**6 for x in solved) == WINDOW:
-        text += f" ({WINDOW} is the earliest the criterion allows)"
-    text += (f"; the 20-arm mean first reached 30 at episode {span('first_30', pick('first_30'))}. Over episodes "
-             f"1-100 the seeds average {span('mean_1_100', pick('mean_1_100'))}, and the worst arm of any seed "
-             f"{min(pick('worst_arm_1_100')):.1f}.")
-    if pick("eval") != [None]:
-        text += (f" Without noise the exported policies score {span('eval', pick('eval'))}, their worst arms "
-                 f"{span('eval', pick('eval_worst_arm'))}.")
-    return text + f" {minutes_by_sharing(runs)}"
-
-
-def minutes_by_sharing(runs: list) -> str:
-    """Minutes to solve, a range for each number of runs that shared the machine (not comparable across)."""
-    groups = {}
-    for run in runs:
-        groups.setdefault(run["summary"].get("concurrent_runs", 1), []).append(run)
-    parts = [f"{span('eval', [run_stats(r)['minutes'] for r in rs])} minutes "
-             f"{'alone' if k == 1 else f'{k} runs at a time'} (seed{'s' if len(rs) > 1 else ''} "
-             f"{', '.join(str(r['summary']['seed']) for r in rs)})" for k, rs in sorted(groups.items())]
-    return "A run took " + " and ".join(parts) + "."
+def goals_table(runs: list) -> str:
+    """The score goals on the distribution of the seeds (experiments.claims.score_goals)."""
+    return markdown_table(["goal", f"the {len(runs)} seeds", "met"],
+                          [(goal, found, "yes" if met else "no") for goal, found, met in claims.score_goals(runs)])
 
 
 def seeds_figure(runs: list):
@@ -407,10 +310,12 @@ def ablation_table(results: dict) -> str:
                           [ablation_row(v, runs) for v, runs in paired(results).items()])
 
 
-def interval_table(results: dict, metric: str = claims.PRIMARY) -> str:
-    """The paired differences from the full agent on one measure (the primary by default), with their intervals."""
-    rows = claims.interval_rows(paired(results), metric)
-    return markdown_table(claims.INTERVAL_HEADER, [[LABELS[r[0]]] + r[1:] for r in rows]) if rows else "(no ablation results yet)"
+def interval_table(results: dict, metric: str = claims.PRIMARY, variants=None, baseline: str = "full") -> str:
+    """The paired differences from the baseline (the full agent unless named) on one measure (the primary
+    by default), with their intervals: `variants` (default: every one with results) form the family."""
+    rows = claims.interval_rows(paired(results) if baseline == "full" else results, metric, variants, baseline)
+    return (f"Baseline: {LABELS[baseline]}.\n\n" + markdown_table(claims.INTERVAL_HEADER, [[LABELS[r[0]]] + r[1:] for r in rows])
+            if rows else "(no ablation results yet)")
 
 
 def interval_figure(results: dict, metric: str = claims.PRIMARY):
@@ -436,15 +341,14 @@ def ablation_figure(results: dict):
     return plot_ablations(results)
 
 
-def comparison_lines(results: dict) -> str:
-    """Each variant's verdict against the full agent, then every metric's comparison, by claims' rule."""
-    lines, comparisons = [], all_comparisons(paired(results))
-    for variant, cs in comparisons.items():
-        lines.append(f"* **{LABELS[variant]}** ({change(variant)}): {claims.summary_line(cs)}.")
-        lines += [f"    * {c.text}" for c in cs]
-    if not lines:
-        return "(no ablation results yet: `make experiments`)"
-    return claims.rule_sentence(comparisons) + "\n\n" + "\n".join(lines)
+def measures_table(results: dict) -> str:
+    """Every measure by the same rule: per variant and measure, the mean paired difference, its corrected
+    interval and the verdict (each measure its own family)."""
+    family = {m: {p.variant: p for p in claims.paired_family(paired(results), m)} for m in METRICS}
+    cell = lambda p: (p.verdict if p.verdict == claims.TOO_FEW else
+                      f"{p.mean:+.2f} [{p.corrected[0]:+.2f}, {p.corrected[1]:+.2f}] {p.verdict}")
+    rows = [[LABELS[v]] + [cell(family[m][v]) for m in METRICS] for v in family[claims.PRIMARY]]
+    return markdown_table(["variant"] + [METRICS[m][0] for m in METRICS], rows) if rows else "(no ablation results yet)"
 
 
 def mean_over_seeds(results: dict, variant: str) -> float:
@@ -461,6 +365,17 @@ def gap_decomposition(results: dict) -> str:
             f"the mean by {one - full:+.2f} (full to 1-step); removing prioritized replay and NoisyNet as well, at "
             f"$n = 1$, by {plain - one:+.2f} (1-step to plain); all three together by {plain - full:+.2f} (full to "
             "plain). These are differences of means over the seeds; section 5.1 says which of them the seeds resolve.")
+
+
+def cost_table(path: str = os.path.join(ROOT, "results", "benchmarks", "cost_clipped_double_q.json")) -> str:
+    """What clipped double-Q costs in time against the default (benchmarks/cost.py): the ratios' median and range."""
+    if not os.path.exists(path):
+        return "(not measured yet: `make benchmark`)"
+    c = json.load(open(path))
+    rows = [[kind, f"{c['ratio_median'][kind]:.2f}", f"{c['ratio_range'][kind][0]:.2f} to {c['ratio_range'][kind][1]:.2f}"]
+            for kind in ("wall", "cpu")]
+    return (f"`{' '.join(c['change'])}` against the default: {c['pairs']} pairs of `{c['short_run']}`, run in turn on "
+            f"{c['machine']}, {c['date']}.\n\n" + markdown_table(["time", "ratio, median", "range"], rows))
 
 
 # --- 6. Fidelity -----------------------------------------------------------------------------
@@ -520,26 +435,6 @@ def calibration_text(folder: str = CALIBRATION) -> str:
     return text + "."
 
 
-def calibration_consequences(folder: str = CALIBRATION) -> str:
-    """What the calibration means for comparing with Unity numbers."""
-    scores, inside, outside = calibration_split(folder)
-    if len(inside) * 2 > len(scores):
-        lines = ["Most policies that are good on Unity are good on the replica too, so the replica's final "
-                 "scores (sections 3 and 5) are on Unity's scale, within the spread of these actors."]
-    else:
-        lines = ["Most policies that are good on Unity score lower on the replica, so even the replica's final "
-                 "scores (sections 3 and 5) may not carry over to Unity."]
-    lowest = min(scores, key=scores.get) if scores else None
-    for p in PUBLISHED:                              # an actor trained on another build than the 20-arm one
-        if p["actor"] in outside and "1 arm" in p["build"]:
-            where = "the lowest here" if p["actor"] == lowest else "below Unity's range here"
-            lines.append(f"{p['actor']}'s actor, {where}, was trained on the one-arm build (section 7).")
-    lines.append("Neither makes episode counts or minutes comparable: how fast a learner improves depends on details "
-                 "of the dynamics that a few trained actors do not pin down, and the machines differ. So the "
-                 "replica's results stay in their own table in section 7.")
-    return " ".join(lines)
-
-
 # --- 7. Published results --------------------------------------------------------------------
 
 def published_table() -> str:
@@ -559,78 +454,3 @@ def replica_table(runs: list, solving: dict) -> str:
     rows.append([f"the notebook's run (`{solving['dir']}/`)", s["environment"], s["solved_at"] or "not solved",
                  f"{(s['wall_seconds_to_solve'] or s['wall_seconds']) / 60:.1f}", s["machine"]])
     return markdown_table(["run", "environment", "solved at episode $E$", "minutes", "machine"], rows)
-
-
-# --- 8. Future work --------------------------------------------------------------------------
-
-def future_work(results: dict, cfg: dict) -> str:
-    """The future-work items as a Markdown list, each following from a comparison by claims' rule
-    (bold: computed from the data)."""
-    verdicts = {v: {c.metric: c for c in cs} for v, cs in all_comparisons(paired(results)).items()
-                if any(c.verdict != claims.TOO_FEW for c in cs)}       # too few seeds: nothing to build on yet
-    names = lambda variant, good: [METRICS[m][0] for m, c in verdicts.get(variant, {}).items()
-                                   if claims.better(c) is good]
-    ideas = []
-    if "no_noise" in verdicts:
-        if names("no_noise", False):
-            ideas.append(f"**Without exploration noise the agent is clearly worse on {', '.join(names('no_noise', False))}.** "
-                         "Exploration matters here; the open question is which kind, and how much of it NoisyNet "
-                         "keeps as its learned noise scale falls (section 1.2).")
-        else:
-            ideas.append("**Without any exploration noise the agent is not clearly worse on any measure.** Twenty arms "
-                         "chasing moving goals may explore for the agent; more seeds would tell whether a small "
-                         "difference hides under the spread, and whether the noise is worth its cost.")
-    for variant in ("action_noise", "per_arm_noise"):
-        if names(variant, True):
-            ideas.append(f"**{LABELS[variant]} is clearly better than the full agent on {', '.join(names(variant, True))}.** "
-                         "A candidate for the default, after more seeds.")
-        elif names(variant, False):
-            ideas.append(f"**{LABELS[variant]} is clearly worse on {', '.join(names(variant, False))}.**")
-    consistent = {v: [METRICS[m][0] for m, c in cs.items() if claims.better(c) is None
-                      and (c.below if METRICS[m][1] < 0 else c.above) == len(c.seeds)] for v, cs in verdicts.items()}
-    consistent = {v: found for v, found in consistent.items() if found}
-    if consistent:
-        ideas.append("**Better in every seed pair, but inside the seed-to-seed spread:** "
-                     + "; ".join(f"{LABELS[v]} on {', '.join(found)}" for v, found in consistent.items())
-                     + ". Too few seeds to call these (section 5.1); they are the first candidates for more seeds.")
-    if "uniform" in verdicts and not names("uniform", False):
-        ideas.append("**Uniform replay is not clearly worse than prioritized replay on any measure.** Prioritized "
-                     "replay costs a sum tree and a priority update on every learning step; either show a gain "
-                     "with more seeds or a larger $\\alpha$, or drop it.")
-    steps = [v for v in ("one_step", "n3", "n10") if v in verdicts]
-    if steps:
-        ideas.append(f"**The choice of $n$** against the full agent's $n = {cfg['n_step']}$: "
-                     + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in steps)
-                     + ". $\\lambda$-returns over the stored windows would average over $n$ instead of choosing it.")
-    schedules = [v for v in ("no_ramp", "learn_every_step") if v in verdicts]
-    if schedules:
-        ideas.append("**The schedules** (the $n$ ramp, the later learning interval): "
-                     + "; ".join(f"{LABELS[v]}: {claims.summary_line(list(verdicts[v].values()))}" for v in schedules)
-                     + ". A schedule that no ablation shows to matter is a candidate for removal, one less thing to "
-                       "explain.")
-    ideas += _seeds_and_criterion(results)
-    ideas.append("**One run on a Unity build.** The replica's fidelity is measured with trained actors "
-                 "(section 6), not with learning; a Unity run of this agent would say whether its episode counts "
-                 "carry over.")
-    return "\n".join(f"* {idea}" for idea in ideas)
-
-
-def _seeds_and_criterion(results: dict) -> list:
-    """The future-work items on more seeds (with their cost) and on a criterion that sees early learning."""
-    ideas = []
-    ablation_runs = [r for v, runs in results.items() if v != "full" for r in runs]
-    if ablation_runs:
-        seeds = len({r["summary"]["seed"] for r in ablation_runs})
-        hours = np.mean([r["summary"]["wall_seconds"] for r in ablation_runs]) / 3600
-        variants = len(results) - 1
-        ideas.append(f"**More seeds for the small effects.** {seeds} seeds resolve only differences larger than the "
-                     f"seed-to-seed spread; ten seeds for each of the {variants} variants would take about "
-                     f"{10 * variants * hours:.0f} hours of training at the rate of section 5's runs.")
-    full = results.get("full", [])
-    if full and all(r["summary"]["solved_at"] == WINDOW for r in full):
-        firsts = [f for f in (first_episode_at(r["scores"]["mean"]) for r in full) if f] or [None]
-        ideas.append(f"**A criterion that sees early learning.** Every full run is solved at episode {WINDOW}, the "
-                     f"earliest the criterion allows, though its 20-arm mean first reached 30 at episode "
-                     f"{span('first_30', firsts)} (section 3); the noise-free score of the policy saved after each "
-                     "episode would show when it is really good.")
-    return ideas

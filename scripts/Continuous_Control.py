@@ -250,7 +250,7 @@ departures = [  # (what, the paper [1], this notebook, why, the ablation in Repo
     ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
     ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
     ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "updates go where the critic is wrong", "uniform"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "draw more often where the critic errs most", "uniform"),
     ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
     ("learning schedule", "every step", f"every step for {c.fast_episodes} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
 ]
@@ -584,6 +584,18 @@ print(f"mean Q_1(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():
 assert q_of_actor() > before
 
 # %% [markdown]
+# **What clipped double-Q measurably does.** The report's runs (`results/`, on the built-in
+# replica, made by `make experiments`) change one thing at a time in the full agent and compare it
+# seed by seed with the full agent; `Report.ipynb` section 5.1 states the rule. Here and at the end
+# of sections 3 to 5, on the primary measure, the mean score of episodes 1-100 (a difference is
+# the variant minus the full agent: a negative one means the change cost score):
+
+# %% tags=["nbval-check-output"]
+from experiments.claims import effects      # paired differences and their intervals, from results/
+
+effects("clipped_double_q")
+
+# %% [markdown]
 # ## 3. n-step targets
 #
 # The one-step target $r_t + \gamma\,Q_{\phi'}(s_{t+1}, \mu_{\theta'}(s_{t+1}))$ leans entirely on
@@ -749,12 +761,20 @@ print(rows)
 #    episodes' scores and mean $Q$ (section 3 says why a long $n$ is off-policy early on).
 
 # %% [markdown]
+# **What $n$-step targets measurably do**, on the primary measure as in 2.3: 1-step targets, and
+# 5-step targets without the ramp of $n$.
+
+# %% tags=["nbval-check-output"]
+effects("one_step", "no_ramp")
+
+# %% [markdown]
 # ## 4. Prioritized replay
 #
 # ### 4.1 Sampling by priority, with a sum tree
 #
-# Uniform replay spends most updates on transitions the critic already predicts well.
-# Prioritized replay [3] samples transition $i$ with probability
+# Uniform replay draws every stored transition equally often, those the critic already predicts
+# well and those it gets badly wrong alike. Prioritized replay [3] bets that the second kind teach
+# more, and samples transition $i$ with probability
 # $$P(i) = \frac{p_i^\alpha}{\sum_k p_k^\alpha}, \qquad p_i = |\delta_i| + c,$$
 # where $\delta_i$ is its last TD error, $c > 0$ (`priority_offset`) keeps every transition
 # reachable, and $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). The buffer
@@ -1001,6 +1021,18 @@ plt.show()
 # 2. Let new transitions enter at the largest priority of the last 10,000 updates, close to [3]'s
 #    largest ever, `Config(priority_window=10_000)`, and watch `max_priority` in the diagnostics:
 #    what happens to it after the first large TD errors?
+
+# %% [markdown]
+# **What prioritized replay measurably does here.** After the fast episodes the agent makes one
+# update on a batch of 256 for every 160 new transitions, into a buffer of about 50 episodes: a
+# large part of the buffer is never drawn at all, and new transitions, entering at a high
+# priority, are drawn first, so prioritization here decides mostly *which new* transitions are
+# replayed (`Report.ipynb` section 2.1 gives the numbers, from the runs' diagnostics). Three
+# variants test whether it earns its place: uniform replay, new transitions at the largest priority
+# ever (as in [3]), and new transitions at the mean priority, which stops favouring the new:
+
+# %% tags=["nbval-check-output"]
+effects("uniform", "all_time_max_priority", "mean_priority")
 
 # %% [markdown]
 # ## 5. NoisyNet exploration
@@ -1255,6 +1287,14 @@ plt.show()
 #    with 20 arms in 20 different states, how much does the noise still matter?
 # 2. Print the mean $|\sigma|$ of each noisy layer (the diagnostics' `sigma_k`) over a run: does
 #    $\sigma$ grow or shrink, as 5.2 predicts?
+
+# %% [markdown]
+# **What NoisyNet measurably does.** Against Ornstein-Uhlenbeck noise of the same correlation
+# added to the actions, and against no exploration noise at all (20 arms in 20 states may explore
+# for the agent):
+
+# %% tags=["nbval-check-output"]
+effects("action_noise", "no_noise")
 
 # %% [markdown]
 # ## 6. The agent

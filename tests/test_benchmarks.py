@@ -1,4 +1,6 @@
 """The training-speed profiler times the notebook's own training, and its options are typed."""
+import json
+
 import pytest
 
 from benchmarks import train_speed
@@ -39,3 +41,22 @@ def test_overrides_are_typed_against_the_config():
         train_speed.parse_overrides(["batchsize=5"])
     with pytest.raises(ValueError, match="expected FIELD=VALUE"):
         train_speed.parse_overrides(["batch_size"])
+
+
+def test_cost_takes_the_ratio_pair_by_pair(tmp_path, monkeypatch):
+    """benchmarks.cost: changed over default within each pair (not the ratio of sums), the warm-up not counted."""
+    from benchmarks import cost
+    calls = []
+    times = iter([(99.0, 99.0),                                  # the warm-up
+                  (12.0, 6.0), (10.0, 5.0), (30.0, 12.0), (20.0, 10.0), (9.0, 4.0), (10.0, 4.0)])
+
+    def fake(changes):
+        calls.append(list(changes))
+        return next(times)
+    monkeypatch.setattr(cost, "timed", fake)
+    cost.main(["--set", "clipped_double_q=True", "--pairs", "3", "--out", str(tmp_path)])
+    result = json.load(open(tmp_path / "cost_clipped_double_q.json"))
+    assert calls == [["clipped_double_q=True"], ["clipped_double_q=True"], [], ["clipped_double_q=True"], [],
+                     ["clipped_double_q=True"], []]
+    assert result["ratios"]["wall"] == [1.2, 1.5, 0.9]
+    assert result["ratio_median"] == {"wall": 1.2, "cpu": 1.2} and result["ratio_range"]["cpu"] == [1.0, 1.2]

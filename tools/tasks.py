@@ -34,7 +34,9 @@ TASKS = {
     "report": ("doc/, the README's tables, then Report.ipynb executed from them", ["figures", "report-notebook"]),
     "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {}),
                                                           (["tools.no_widget_state", "Report.ipynb"], {})]),
-    "run": ("the main job: the notebook, then the report", ["notebook", "report"]),
+    "diagnose": ("the solving run's critic against Monte-Carlo returns, and its weak arm (results/)",
+                 [(["experiments.overestimation", "--run", "checkpoints"], {}), (["experiments.weak_arm"], {})]),
+    "run": ("the main job: the notebook, its diagnosis, then the report", ["notebook", "diagnose", "report"]),
     "wheels": ("every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform (needs the network)",
                [(["tools.wheels"], {})]),
     "test": ("every test, with no network: units, the notebook at SMOKE size, the report strictly", [
@@ -46,8 +48,9 @@ TASKS = {
         (["continuous_control.export"], {}), (["tools.student"], {})]),
     "student": ("lab/Continuous_Control_student.ipynb: the lesson with a blank at each core idea (nbgrader's format)",
                 [(["tools.student"], {})]),
-    "benchmark": ("environment and training speed (results/benchmarks/)", [
-        (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {})]),
+    "benchmark": ("environment and training speed, and clipped double-Q's cost (results/benchmarks/)", [
+        (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {}),
+        (["benchmarks.cost", "--set", "clipped_double_q=True"], {})]),
     "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",
                   [(["benchmarks.calibration"], {})]),
     "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours)",

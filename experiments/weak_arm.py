@@ -1,0 +1,119 @@
+"""The weak arm: is an arm-episode that scores low one whose goal orbits the way the policy tracks worse?
+
+    .venv/bin/python -m experiments.weak_arm --run checkpoints --episodes 8
+
+Each arm's goal orbits at a speed drawn every episode, uniform(-1, 1) degrees a frame, whose sign (the
+direction of the orbit) is observation 32. The mirror x -> -x (continuous_control.ablations) is a symmetry
+of the Reacher that maps a goal orbiting one way onto one orbiting the other, so a policy could track both
+equally well. We play the same noise-free episodes (the goals do not depend on the actions) three times:
+as trained; with every arm whose goal orbits backwards (speed < 0) shown its mirror image and its action
+mirrored back, so that the policy only sees speeds > 0; and the control, everything mirrored to speed < 0.
+If the low arm-episodes are of one direction and mirroring lifts them, the cause is the policy's asymmetry.
+"""
+import argparse
+import json
+import os
+import platform
+import time
+
+import numpy as np
+import torch
+
+from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
+from continuous_control.results import EVAL_SEED, ROOT
+from experiments.tables import markdown_table
+from reacher import ReacherEnvironment, play
+from reacher.physics import DEFAULT_RESET_PARAMETERS
+
+CONDITIONS = {"as_trained": 0, "mirrored_to_positive": 1, "mirrored_to_negative": -1}  # speeds mirrored to this sign
+DIRECTIONS = {"positive": "speed > 0", "negative": "speed < 0", "all": "both"}
+WORST = 10             # the lowest arm-episodes as trained, followed through the mirrored conditions
+
+
+def mirror_policy(policy, into: int):
+    """The policy acting on states whose goal speed has the sign -`into` mirrored to `into`, with their
+    actions mirrored back: the same policy, shown only one direction of orbit (into=0: as it is)."""
+    def act(states: np.ndarray) -> np.ndarray:
+        s = torch.as_tensor(states, dtype=torch.float32)
+        flip = s[:, GOAL_SPEED] * into < 0
+        with torch.no_grad():
+            return mirrored(policy(mirrored(s, flip, MIRROR_OBS)), flip, MIRROR_ACT).numpy()
+    return act
+
+
+def play_episodes(policy, env_seed: int, episodes: int, into: int = 0):
+    """Scores (episodes, arms), and each arm-episode's goal speed and start angle (degrees) at reset."""
+    act, starts = mirror_policy(policy, into), []
+
+    def record(t, info):                         # at each reset: the goal's speed, x and z
+        if t == 0:
+            starts.append(info.vector_observations[:, [GOAL_SPEED, 26, 28]].copy())
+    scores = play(ReacherEnvironment(seed=env_seed, verbose=False), lambda info: act(info.vector_observations),
+                  episodes, on_step=record)
+    starts = np.array(starts)
+    return scores, starts[..., 0], np.degrees(np.arctan2(starts[..., 1], starts[..., 2])) % 360
+
+
+def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
+    """Per direction of orbit: arm-episodes, mean and worst score, the means of the slow (|speed| < 0.5)
+    and fast halves, and the correlation of score with |speed|: is the weakness all of one direction?"""
+    out = {}
+    for name, mask in (("positive", speeds > 0), ("negative", speeds < 0), ("all", np.full(speeds.shape, True))):
+        s, v = scores[mask], np.abs(speeds[mask])
+        out[name] = {"count": int(mask.sum()), "mean": float(s.mean()), "worst": float(s.min()),
+                     "mean_slow": float(s[v < 0.5].mean()), "mean_fast": float(s[v >= 0.5].mean()),
+                     "corr_abs_speed": float(np.corrcoef(v, s)[0, 1])}
+    return out
+
+
+def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
+    """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
+    summary = json.load(open(os.path.join(ROOT, run, "summary.json")))
+    policy = torch.export.load(os.path.join(ROOT, run, "actor.pt2")).module()
+    start, seed = time.time(), summary["seed"]
+    played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
+    scores = {name: p[0] for name, p in played.items()}
+    _, speeds, degrees = played["as_trained"]
+    weak = np.argsort(scores["as_trained"], axis=None)[:WORST]          # flat (episode * arms + arm)
+    reproduced = scores["as_trained"][:5].mean(0) - np.array(summary.get("eval_arm_means", np.nan))
+    return {"run": run, "seed": seed, "episodes": episodes, "env_seed": EVAL_SEED + seed,
+            "goal_size": DEFAULT_RESET_PARAMETERS["goal_size"],            # the same for every arm, not observed
+            "machine": f"{platform.platform()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
+            "summary": {name: by_direction(s, speeds) for name, s in scores.items()},
+            "arm_means": {name: s.mean(0).round(3).tolist() for name, s in scores.items()},
+            "eval_arm_means_max_difference": float(np.abs(reproduced).max()) if episodes >= 5 else None,
+            "weak": {"episode_arm": [divmod(int(i), speeds.shape[1]) for i in weak],
+                     "goal_speed": speeds.ravel()[weak].round(3).tolist(),
+                     "scores": {name: s.ravel()[weak].round(2).tolist() for name, s in scores.items()}},
+            "records": {"goal_speed": speeds.round(4).tolist(), "goal_start_degree": degrees.round(1).tolist(),
+                        "scores": {name: s.round(2).tolist() for name, s in scores.items()}},
+            "seconds": round(time.time() - start, 1)}
+
+
+def weak_arm_table(path: str = os.path.join("results", "weak_arm.json")) -> str:
+    """Markdown: per direction of the goal's orbit, arm-episodes and the mean and worst score, as
+    trained and with every state mirrored to one direction (mirror: the same policy, evaluation only)."""
+    result = json.load(open(os.path.join(ROOT, path)))
+    header = ["goal orbit", "arm-episodes"] + [f"{stat} {label}" for label in
+              ("as trained", "mirrored to speed > 0", "mirrored to speed < 0") for stat in ("mean", "worst")]
+    rows = [[DIRECTIONS[d], result["summary"]["as_trained"][d]["count"]]
+            + [f"{result['summary'][c][d][stat]:.2f}" for c in CONDITIONS for stat in ("mean", "worst")]
+            for d in DIRECTIONS]
+    return markdown_table(header, rows)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
+    parser.add_argument("--episodes", type=int, default=8, help="noise-free episodes per condition")
+    args, out = parser.parse_args(), os.path.join(ROOT, "results/weak_arm.json")
+    torch.set_num_threads(1)
+    result = analyse(args.run, args.episodes)
+    with open(out + ".tmp", "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(out + ".tmp", out)
+    print(weak_arm_table(out), f"\nweak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
+
+
+if __name__ == "__main__":
+    main()
