@@ -5,7 +5,7 @@ One call each, for Report.ipynb and the README (never trains; reads results/ and
 
     results = peer_results()           # {"full": runs, "td3": runs, ...}: peers with results only, the full agent on their seeds
     peers_table(results)               # Markdown: one row per agent, with its verdict against the full agent
-    peers_text(results)                # the sentences: which peer beats the agent on which measure, if any
+    peers_intervals(results)           # Markdown: each peer's paired difference from the agent, with its intervals
     peers_figure(results)              # the learning curves of all of them (a matplotlib figure)
     python -m experiments.peers        # prints the table and the text, writes doc/peers.png (make peers)
 
@@ -76,7 +76,9 @@ def comparisons(results: dict) -> dict:
     full agent. Minutes are compared only where every paired run solved (a run that never solves
     is not faster for stopping at episode 100) and all shared the machine alike."""
     names = [name for name in _checked(results) if name != "full" and paired(results, name)]
-    return {name: [claims.compare(results, name, m, family=max(len(names), 1))
+    full = {r["summary"]["seed"] for r in results["full"]}
+    family = max(sum(len(full & {r["summary"]["seed"] for r in results[n]}) >= claims.MIN_SEEDS for n in names), 1)
+    return {name: [claims.compare(results, name, m, family=family)
                    for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) and timed_alike(results, name) else []))]
             for name in names}
 
@@ -140,29 +142,15 @@ def peers_table(results: dict | None = None) -> str:
                           [row(name, runs, verdicts) for name, runs in results.items()])
 
 
-def peers_text(results: dict | None = None) -> str:
-    """Plain words, from the numbers: each measure on which a peer beats the agent by the rule, or
-    that none does; each clear loss in one line per peer."""
+def peers_intervals(results: dict | None = None) -> str:
+    """Each peer against the agent on the primary measure, seed k with seed k, by claims.py's rule (the
+    peers with enough seeds in common are the family): the table of section 5.1 of the report."""
     results = _checked(peer_results() if results is None else results)
-    if len(results) == 1:
+    names = [name for name in results if name != "full" and paired(results, name)]
+    rows = claims.interval_rows(results, claims.PRIMARY, names, "full") if names else []
+    if not rows:
         return "(no peer results yet: `make peers`)"
-    wins, lines = [], []
-    for name, cs in comparisons(results).items():
-        digits = lambda c: 2 if c.metric.startswith("eval") else 1
-        for c in cs:
-            if better(c) is True:
-                wins.append(f"{LABELS[name]} beats the agent on {name_of(c.metric)}: "
-                            f"{span(c.metric, c.variant_values, digits(c))} against "
-                            f"{span(c.metric, c.full_values, digits(c))} on seeds "
-                            f"{', '.join(map(str, c.seeds))} (difference {c.mean:+.2f}, corrected interval "
-                            f"[{c.corrected[0]:+.2f}, {c.corrected[1]:+.2f}]).")
-        lines.append(f"* **{LABELS[name]}**: {verdict(cs)}.")
-    judged = [c for cs in comparisons(results).values() for c in cs if c.verdict != claims.TOO_FEW]
-    lead = (" ".join(wins) if wins else
-            f"No peer beats the agent on any measure: on none does the corrected interval of the paired "
-            f"differences exclude zero with the peer better (the rule of the ablations)." if judged else
-            f"No peer has the {claims.MIN_SEEDS} seeds in common with the agent that a verdict needs yet.")
-    return lead + "\n\n" + "\n".join(lines)
+    return markdown_table(claims.INTERVAL_HEADER, [[LABELS[r[0]]] + r[1:] for r in rows])
 
 
 def peers_figure(results: dict | None = None, path: str | None = None):
@@ -193,6 +181,6 @@ def peers_figure(results: dict | None = None, path: str | None = None):
 if __name__ == "__main__":
     import matplotlib
     matplotlib.use("Agg")
-    print(peers_table(), peers_text(), sep="\n\n")
+    print(peers_table(), peers_intervals(), sep="\n\n")
     peers_figure(path=FIGURE)
     print(f"wrote {os.path.relpath(FIGURE, ROOT)}")

@@ -146,12 +146,13 @@ def ablations_block() -> str:
 
 def peers_block() -> str:
     """Stable-Baselines3's TD3 and SAC beside the full agent on the same seeds (experiments/peers.py)."""
-    from experiments.peers import peer_results, peers_table, peers_text
+    from experiments.peers import peer_results, peers_intervals, peers_table
     results = peer_results()
     if len(results) < 2 or "full" not in results:
         return "(no peer results yet: `make peers`)"
     return (f"{describe_runs([r for runs in results.values() for r in runs])}\n\n"
-            f"{peers_table(results)}\n\n{peers_text(results)}")
+            f"{peers_table(results)}\n\nThe mean of episodes 1-100, each peer against the agent on the same seeds:\n\n"
+            f"{peers_intervals(results)}")
 
 
 def compute_block(run_dir: str = "checkpoints") -> str:

@@ -49,7 +49,7 @@ import reacher                     # first: on a headless Linux machine it selec
 from continuous_control.replay import load_networks
 from continuous_control.results import load_results, load_run
 from experiments import report
-from experiments.peers import peer_results, peers_figure, peers_table, peers_text
+from experiments.peers import peer_results, peers_figure, peers_intervals, peers_table
 from experiments.report import show
 from experiments.overestimation import overestimation_table
 from experiments.summarize import compute_block, describe_runs
@@ -428,7 +428,7 @@ show(report.replica_table(full, solving))
 
 # %%
 peers = peer_results()
-show(peers_table(peers), peers_text(peers))
+show(peers_table(peers), peers_intervals(peers))
 peers_figure(peers)
 plt.show()
 

@@ -276,3 +276,24 @@ def test_the_score_goals_are_read_from_the_seeds(tmp_path):
     assert goals["first episode with a mean of 30: the latest seed 16 or earlier"] == ("17", False)
     assert goals["noise-free: worst arm 37 or more in at least 9 of 10 seeds"] == ("9 of 10", True)
     assert goals["mean of episodes 1-100: worst seed 34 or more"][1] is (min(claims.run_stats(r)["mean_1_100"] for r in runs) >= 34)
+
+
+def test_the_lessons_effect_sentences_state_the_family_corrected_interval(tmp_path):
+    """claims.effects, as the lesson's evidence cells call it: the numbers of paired_family, the family's size,
+    the verdict and what it reads from the interval; too few seeds and no runs are said so."""
+    flat = lambda level: np.full(100, float(level))
+    make = lambda name, levels: [fake_run(tmp_path / name / str(k), k, flat(x)) for k, x in enumerate(levels)]
+    results = {"full": make("full", [36, 37, 38, 39]), "one_step": make("one", [33, 33.5, 35.5, 35]),
+               "uniform": make("uni", [36.5, 36.5, 38.5, 38.5]), "no_ramp": make("nr", [30, 31])}
+    text = claims.effects("one_step", "uniform", "no_ramp", "mean_priority", results=results).data.splitlines()
+    family = {p.variant: p for p in claims.paired_family(results, claims.PRIMARY)}
+    one = family["one_step"]
+    assert len(text) == 4 and one.verdict == "worse" and family["uniform"].verdict == "no clear difference"
+    from continuous_control.variants import LABELS
+    assert text[0] == (f"* **{LABELS['one_step']}** against "
+                       f"the full agent, seeds 0-3 paired: mean of episodes 1-100 {one.mean:+.2f} on average, 95% interval "
+                       f"[{one.interval[0]:+.2f}, {one.interval[1]:+.2f}]; widened for the 2 variants compared, "
+                       f"[{one.corrected[0]:+.2f}, {one.corrected[1]:+.2f}]: **worse** (the corrected interval excludes zero).")
+    assert text[1].endswith("**no clear difference** (the corrected interval holds zero).")
+    assert "no verdict yet, 2 paired seed(s) (0, 1); the rule needs 3." in text[2]
+    assert text[3] == "* `mean_priority`: no runs in results/ yet (`make experiments`)."

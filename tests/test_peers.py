@@ -291,17 +291,16 @@ def test_table_has_a_row_per_agent_with_its_verdict(tmp_path):
     assert full[3].startswith(f"{(36 / 30 * 465 + 70 * 36) / 100:.1f} to ")
 
 
-def test_text_says_in_plain_words_where_a_peer_beats_the_agent(tmp_path):
+def test_a_peer_that_beats_the_agent_is_called_better_with_its_interval(tmp_path):
     solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0}
     summaries = {"full": solved, "sac": {**solved, "wall_seconds_to_solve": 30.0}}
     results = fake_set(tmp_path, {"full": [30.5, 31, 31.5], "sac": [36, 37, 38]}, **summaries)
-    text = side.peers_text(results)
-    label = side.LABELS["sac"]
-    assert text.startswith(f"{label} beats the agent on first episode at 30:")
-    assert f"{label} beats the agent on mean of episodes 1-100: " in text
-    assert f"{label} beats the agent on minutes to solve: 0.5 against 1.0 on seeds 0, 1, 2" in text
-    assert "No peer beats" not in text
+    verdict = rows_of(side.peers_table(results))[1][-1]
+    assert verdict.startswith("clearly better on first episode at 30, mean of episodes 1-100") and "minutes to solve" in verdict
     assert rows_of(side.peers_table(results))[1][5] == "0.5 (alone)"
+    [row] = rows_of(side.peers_intervals(results))
+    [p] = claims.paired_family(results, claims.PRIMARY, ["sac"])
+    assert row[0] == side.LABELS["sac"] and row[2] == f"{p.mean:+.2f}" and p.mean > 4 and row[-1] == "better"
 
 
 def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
@@ -309,7 +308,7 @@ def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
     summaries = {"full": {"solved_at": 100, "wall_seconds_to_solve": 60.0}, "td3": {"wall_seconds": 30.0}}
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, **summaries)
     assert [c.metric for c in side.comparisons(results)["td3"]] == list(claims.METRICS)
-    assert "minutes" not in side.peers_text(results)
+    assert "minutes" not in rows_of(side.peers_table(results))[1][-1]
     assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved; alone)"
 
 
@@ -324,11 +323,13 @@ def test_minutes_are_not_compared_between_runs_alone_and_runs_that_shared_the_ma
     assert side.comparisons(results)["sac"][-1].metric == "minutes"
 
 
-def test_text_says_so_when_no_peer_beats_the_agent(tmp_path):
+def test_the_intervals_are_corrected_for_the_peers_compared(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac_zoo": [35, 37, 39]})
-    text = side.peers_text(results)
-    assert text.startswith("No peer beats the agent on any measure")
-    assert f"* **{side.LABELS['td3']}**: clearly worse than the agent on" in text
+    rows = {r[0]: r for r in rows_of(side.peers_intervals(results))}
+    assert rows[side.LABELS["td3"]][-1] == "worse" and rows[side.LABELS["sac_zoo"]][-1] == "no clear difference"
+    family = {p.variant: p for p in claims.paired_family(results, claims.PRIMARY, ["td3", "sac_zoo"])}
+    lo, hi = family["td3"].corrected
+    assert rows[side.LABELS["td3"]][4] == f"[{lo:+.2f}, {hi:+.2f}]" and side.comparisons(results)["td3"][1].family == 2
 
 
 def test_peer_results_cut_the_full_agent_to_the_peers_seeds(tmp_path):
@@ -345,7 +346,7 @@ def test_bad_results_are_refused_with_a_reason(tmp_path):
         side.peers_table(results)
     results = fake_set(tmp_path / "b", {"full": [36, 37, 38], "ppo": [1, 2, 3]})
     with pytest.raises(ValueError, match="unknown agents"):
-        side.peers_text(results)
+        side.peers_intervals(results)
     assert side.peers_table(fake_set(tmp_path / "c", {"full": [36, 37, 38]})).startswith("(no peer results yet")
 
 
@@ -371,7 +372,7 @@ def test_peers_like_the_agent_stand_beside_the_others_in_the_table_and_text(tmp_
     assert [r[0] for r in rows] == [side.LABELS[n] for n in ("full", "td3", "td3_like", "sac_like")]
     assert "configured like the agent" in rows[2][0] and rows[2][1] == "0, 1, 2"
     assert "clearly worse than the agent on" in rows[3][-1]
-    assert f"* **{side.LABELS['sac_like']}**: clearly worse" in side.peers_text(results)
+    assert {r[0]: r[-1] for r in rows_of(side.peers_intervals(results))}[side.LABELS["sac_like"]] == "worse"
 
 
 def test_peers_without_results_are_left_out_not_broken(tmp_path):
@@ -380,10 +381,10 @@ def test_peers_without_results_are_left_out_not_broken(tmp_path):
     fake_set(tmp_path / "peers", {"td3": [20, 21, 22], "sac": [30, 31, 32]})
     results = side.peer_results(str(tmp_path / "results"), str(tmp_path / "peers"))
     assert list(results) == ["full", "td3", "sac"] and len(results["full"]) == 3
-    assert len(rows_of(side.peers_table(results))) == 3 and "SB3 TD3 configured like" not in side.peers_text(results)
+    assert len(rows_of(side.peers_table(results))) == 3 and "SB3 TD3 configured like" not in side.peers_intervals(results)
     empty = side.peer_results(str(tmp_path / "results"), str(tmp_path / "none"))
     assert list(empty) == ["full"] and len(empty["full"]) == 5
-    assert side.peers_table(empty).startswith("(no peer results yet") and side.peers_text(empty).startswith("(no peer")
+    assert side.peers_table(empty).startswith("(no peer results yet") and side.peers_intervals(empty).startswith("(no peer")
 
 
 def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
@@ -391,7 +392,7 @@ def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
     results["sac"] = fake_set(tmp_path / "b", {"sac": [0] * 5 + [35]}, seeds=(5,))["sac"]
     rows = rows_of(side.peers_table(results))
     assert rows[2][-1] == "(no seed in common with the agent's runs)" and "clearly worse" in rows[1][-1]
-    assert "SB3 SAC" not in side.peers_text(results).split("\n\n")[1]
+    assert [r[0] for r in rows_of(side.peers_intervals(results))] == [side.LABELS["td3"]]
 
 
 def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
@@ -399,4 +400,4 @@ def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(0, 1))
     rows = rows_of(side.peers_table(results))
     assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent, the rule needs 3"
-    assert side.peers_text(results).startswith("No peer has the 3 seeds in common")
+    assert rows_of(side.peers_intervals(results))[0][-1] == claims.TOO_FEW
