@@ -100,10 +100,12 @@ def overestimation_table(folder: str = FOLDER) -> str:
     """One row per saved JSON: the critic's mean Q(s, mu(s)) (and min(Q_1, Q_2) for twin critics), the
     Monte-Carlo return (lower bound; upper bound in brackets), Q minus it, and the ceiling."""
     saved = (json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, folder, "*.json"))))
+    span = lambda values: f"{min(values):.2f} to {max(values):.2f}"
     rows = [[r["run"], r["seed"], f"{r['q']:.3f}", "–" if r["q_min"] is None else f"{r['q_min']:.3f}",
-             f"{r['mc_return']:.3f} ({r['mc_return_upper']:.3f})", f"{r['difference']:+.3f}", f"{r['ceiling']:.2f}"] for r in saved]
-    return markdown_table(["run", "seed", "mean Q(s, mu(s))", "mean min(Q_1, Q_2)",
-                           "Monte-Carlo return (upper bound)", "Q - return", "ceiling"], rows)
+             f"{r['mc_return']:.3f} ({r['mc_return_upper']:.3f})", f"{r['difference']:+.3f}", f"{r['ceiling']:.2f}",
+             span(r["by_arm"]["q"]), span(r["by_arm"]["mc_return"])] for r in saved]
+    return markdown_table(["run", "seed", "mean Q(s, mu(s))", "mean min(Q_1, Q_2)", "Monte-Carlo return (upper bound)",
+                           "Q - return", "ceiling", "Q per arm", "Monte-Carlo return per arm"], rows)
 
 
 def main() -> None:

@@ -128,10 +128,10 @@ def solving_run_table(run: dict) -> str:
             ("solved at episode (episodes E-99 to E average 30 or more)", s["solved_at"] or f"not in {len(mean)} episodes"),
             ("minutes to solve (or to the end)", f"{(s['wall_seconds_to_solve'] or s['wall_seconds']) / 60:.1f}"),
             ("first episode whose 20-arm mean reached 30", first_episode_at(mean) or "never"),
-            ("every episode from this one on scores above 30 / above 35",
+            ("the first episode from which every later one scores above 30 / above 35",
              " / ".join(str(from_episode(mean, level) or "-") for level in (TARGET_SCORE, TARGET_SCORE + 5))),
             (f"mean of episodes 1-{WINDOW}", f"{np.mean(mean[:WINDOW]):.2f}"),
-            ("median episode", f"{np.median(mean):.1f}"),
+            ("median episode score", f"{np.median(mean):.1f}"),
             ("each arm's own mean over all episodes: worst arm, best arm",
              f"{st['worst_arm_1_100']:.2f}, {st['best_arm_1_100']:.2f}")]
     return markdown_table(["", "the notebook's run"], rows)
@@ -168,16 +168,17 @@ def replay_measures(run: dict) -> dict:
     later = d["episode"] > run["config"]["fast_episodes"]
     return {"young": float(np.mean(d["young_share"][later]) / np.mean(d["young_share_stored"][later])),
             "unreplayed": 100 * float(d["unreplayed_share"][-1]), "mass": 100 * float(d["unreplayed_mass"][-1]),
-            "entry": float(d["max_priority"][-1] / d["td_abs"][-1])}
+            "entry": float(d["max_priority"][-1] / d["td_abs"][-1]) if run["config"]["alpha"] > 0 else None}   # none uniform
 
 
-def replay_table(results: dict, variants=("full", "all_time_max_priority", "mean_priority", "uniform")) -> str:
+def replay_table(results: dict, variants=("full", "all_time_max_priority", "mean_priority", "uniform",
+                                         "learn_every_step")) -> str:
     """Prioritized replay at this replay ratio: `replay_measures` per variant, the range over its seeds."""
     rows = []
     for v in (v for v in variants if v in results):
         m = [replay_measures(r) for r in results[v] if "unreplayed_mass" in r.get("diagnostics", {})]
         if m:
-            get = lambda key, digits=1: span("eval", [x[key] for x in m], digits)
+            get = lambda key, digits=1: "-" if m[0][key] is None else span("eval", [x[key] for x in m], digits)
             rows.append([LABELS[v], len(m), get("young"), get("unreplayed", 0), get("mass", 0), get("entry")])
     return markdown_table(["variant", "seeds", "new transitions' share of the draws / of the buffer (after the fast episodes)",
                            "% of the buffer never replayed (end)", "% of the sampling probability they hold (end)",
@@ -364,7 +365,7 @@ def gap_decomposition(results: dict) -> str:
     return (f"Full agent {full:.2f}, 1-step {one:.2f}, plain DDPG {plain:.2f}. Removing the $n$-step target changes "
             f"the mean by {one - full:+.2f} (full to 1-step); removing prioritized replay and NoisyNet as well, at "
             f"$n = 1$, by {plain - one:+.2f} (1-step to plain); all three together by {plain - full:+.2f} (full to "
-            "plain). These are differences of means over the seeds; section 5.1 says which of them the seeds resolve.")
+            "plain). These are differences of means over the seeds; the interval tables above say which of them the seeds resolve.")
 
 
 def cost_table(path: str = os.path.join(ROOT, "results", "benchmarks", "cost_clipped_double_q.json")) -> str:

@@ -91,27 +91,71 @@ def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
 
 
 def weak_arm_table(path: str = os.path.join("results", "weak_arm.json")) -> str:
-    """Markdown: per direction of the goal's orbit, arm-episodes and the mean and worst score, as
-    trained and with every state mirrored to one direction (mirror: the same policy, evaluation only)."""
+    """Markdown: per direction of the goal's orbit, arm-episodes and the mean score (of slow goals,
+    |speed| < 0.5, and fast ones) and worst score, as trained and with every state mirrored to one
+    direction (the same policy, evaluation only)."""
     result = json.load(open(os.path.join(ROOT, path)))
-    header = ["goal orbit", "arm-episodes"] + [f"{stat} {label}" for label in
-              ("as trained", "mirrored to speed > 0", "mirrored to speed < 0") for stat in ("mean", "worst")]
-    rows = [[DIRECTIONS[d], result["summary"]["as_trained"][d]["count"]]
-            + [f"{result['summary'][c][d][stat]:.2f}" for c in CONDITIONS for stat in ("mean", "worst")]
-            for d in DIRECTIONS]
-    return markdown_table(header, rows)
+    header = ["goal orbit", "arm-episodes", "mean as trained (slow / fast goals)", "worst as trained"] + [
+        f"{stat} {label}" for label in ("mirrored to speed > 0", "mirrored to speed < 0") for stat in ("mean", "worst")]
+    rows = []
+    for d in DIRECTIONS:
+        trained = result["summary"]["as_trained"][d]
+        rows.append([DIRECTIONS[d], trained["count"], f"{trained['mean']:.2f} ({trained['mean_slow']:.2f} / "
+                     f"{trained['mean_fast']:.2f})", f"{trained['worst']:.2f}"]
+                    + [f"{result['summary'][c][d][stat]:.2f}" for c in list(CONDITIONS)[1:] for stat in ("mean", "worst")])
+    return (f"`{result['run']}/` (seed {result['seed']}), {result['episodes']} noise-free episodes on unseen goals "
+            f"(environment seed {result['env_seed']}).\n\n" + markdown_table(header, rows))
+
+
+def across_seeds(folders: list, episodes: int = 5) -> dict:
+    """Each run's exported policy on its evaluation goals (as results.evaluate: EVAL_SEED + seed, 5
+    episodes), as trained and mirrored each way: the mean score of each direction and the worst arm."""
+    out = {}
+    for folder in folders:
+        seed = json.load(open(os.path.join(ROOT, folder, "summary.json")))["seed"]
+        policy = torch.export.load(os.path.join(ROOT, folder, "actor.pt2")).module()
+        played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
+        speeds = played["as_trained"][1]
+        out[str(seed)] = {"run": folder, **{name: {"positive": float(p[0][speeds > 0].mean()),
+                                                    "negative": float(p[0][speeds < 0].mean()),
+                                                    "worst_arm": float(p[0].mean(0).min()), "mean": float(p[0].mean())}
+                                             for name, p in played.items()}}
+    return {"episodes": episodes, "seeds": out}
+
+
+def across_seeds_table(path: str = os.path.join("results", "weak_arm_seeds.json")) -> str:
+    """Markdown: per seed, the mean score of forward and of backward orbits, and the worst arm as trained
+    and mirrored each way (the policy at evaluation only)."""
+    if not os.path.exists(os.path.join(ROOT, path)):
+        return "(not measured yet: `python -m experiments.weak_arm --seeds runs/full/seed*`)"
+    seeds = json.load(open(os.path.join(ROOT, path)))["seeds"]
+    rows = [[k, f"{r['as_trained']['positive']:.2f}", f"{r['as_trained']['negative']:.2f}"]
+            + [f"{r[c]['worst_arm']:.2f}" for c in CONDITIONS] for k, r in seeds.items()]
+    return markdown_table(["seed", "mean, goals orbiting forward (speed > 0)", "mean, backward (speed < 0)",
+                           "worst arm as trained", "worst arm, mirrored to speed > 0", "worst arm, mirrored to speed < 0"],
+                          rows)
+
+
+def save(result: dict, out: str) -> None:
+    with open(out + ".tmp", "w") as f:
+        json.dump(result, f, indent=1)
+    os.replace(out + ".tmp", out)
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
     parser.add_argument("--episodes", type=int, default=8, help="noise-free episodes per condition")
-    args, out = parser.parse_args(), os.path.join(ROOT, "results/weak_arm.json")
+    parser.add_argument("--seeds", nargs="+", metavar="FOLDER",
+                        help="instead: these runs' policies on their 5 evaluation episodes (results/weak_arm_seeds.json)")
+    args = parser.parse_args()
     torch.set_num_threads(1)
+    if args.seeds:
+        save(across_seeds(args.seeds), os.path.join(ROOT, "results", "weak_arm_seeds.json"))
+        return print(across_seeds_table())
+    out = os.path.join(ROOT, "results", "weak_arm.json")
     result = analyse(args.run, args.episodes)
-    with open(out + ".tmp", "w") as f:
-        json.dump(result, f, indent=1)
-    os.replace(out + ".tmp", out)
+    save(result, out)
     print(weak_arm_table(out), f"\nweak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
 
 

@@ -1025,9 +1025,10 @@ plt.show()
 # %% [markdown]
 # **What prioritized replay measurably does here.** After the fast episodes the agent makes one
 # update on a batch of 256 for every 160 new transitions, into a buffer of about 50 episodes: a
-# large part of the buffer is never drawn at all, and new transitions, entering at a high
-# priority, are drawn first, so prioritization here decides mostly *which new* transitions are
-# replayed (`Report.ipynb` section 2.1 gives the numbers, from the runs' diagnostics). Three
+# large part of the buffer has not been drawn by the end of a run, and new transitions, entering at
+# a high priority, are drawn first: prioritization here sets mostly how much of each batch goes to
+# transitions not yet replayed, the newest first (`Report.ipynb` section 2.1 gives the numbers, from
+# the runs' diagnostics). Three
 # variants test whether it earns its place: uniform replay, new transitions at the largest priority
 # ever (as in [3]), and new transitions at the mean priority, which stops favouring the new:
 

@@ -53,7 +53,7 @@ from experiments.peers import peer_results, peers_figure, peers_intervals, peers
 from experiments.report import show
 from experiments.overestimation import overestimation_table
 from experiments.summarize import compute_block, describe_runs
-from experiments.weak_arm import weak_arm_table
+from experiments.weak_arm import across_seeds_table, weak_arm_table
 
 RUN_DIR = os.environ.get("REPORT_RUN_DIR", "checkpoints")    # the solving run; tests point it elsewhere
 solving, results = load_run(RUN_DIR), load_results(need=("full",))
@@ -114,7 +114,8 @@ cfg, full = solving["config"], results["full"]
 #
 # Read from the solving run's saved `config.json` (`checkpoints/`, or the run named by
 # `REPORT_RUN_DIR`); the descriptions are the docstrings of `Config` in
-# `continuous_control/agent.py`, the agent exported from the notebook.
+# `continuous_control/agent.py`, the agent exported from the notebook, and the section numbers in
+# them are the notebook's.
 
 # %%
 show(report.hyperparameter_table(cfg), report.beta_sentence(cfg))
@@ -170,26 +171,28 @@ plt.show()
 # transitions (`learn_every_later` steps of 20 arms), into a buffer of a million transitions, about
 # 50 episodes. A new transition enters at a high priority: the largest of the last
 # `priority_window` updates (the variant `all_time_max_priority` keeps the largest ever, as Schaul
-# et al. do; `mean_priority` enters it at the mean priority instead). The table reads each run's
-# diagnostics after the fast episodes: how many times their share of the buffer new transitions
-# (the last 1000 added) were drawn, and at the end of the run the share of the buffer never
-# replayed, the sampling probability those transitions held, and a new transition's priority
-# over the last episode's mean $|\delta|$.
+# et al. do; `mean_priority` enters it at the mean priority instead; a variant not yet run has no
+# row). The table reads each run's diagnostics after the fast episodes. Its first column: the share
+# of the sampled transitions that were among the last 1000 added, over their share of the buffer
+# (1 means drawn as often as any other). Then, at the end of the run: the share of the buffer never
+# replayed, the sampling probability those transitions held, and a new transition's priority over
+# the last episode's mean $|\delta|$ (none under uniform replay). Learning every step throughout
+# makes eight times the later updates per new transition.
 
 # %%
 show(report.replay_table(results))
 
 # %% [markdown]
-# Read together, the columns say what prioritization does here. Under uniform replay (whose draws
-# are, by construction, as often as the share) a large part of the buffer is never replayed at
-# all: at this ratio many transitions leave the buffer before their turn. Prioritized replay shrinks that
+# Read together, the columns say what prioritization does here. Under uniform replay a large part
+# of the buffer has not been replayed at all by the end of a run. Prioritized replay shrinks that
 # backlog, but the transitions never replayed hold most of the sampling probability, because each
-# entered at a priority many times the TD errors that replayed transitions have: the next batches
-# draw them first. Prioritized replay at this ratio is therefore mostly a **recency** rule, and
-# the choice it makes is which new transitions to replay, not which old ones to revisit. Whether
-# that helps the scores is asked here against uniform replay itself, on the primary measure: the
-# full agent (new transitions at the recent largest priority), the largest priority ever, and the
-# mean priority, which stops favouring the new, each paired by seed with uniform replay.
+# entered at a priority many times the TD errors of those already replayed: the next batches draw
+# them first. At this ratio prioritized replay is therefore mostly a **recency** rule: what it
+# sets is the share of each batch that goes to transitions not yet replayed, mostly the newest,
+# while the old ones share what probability is left by their TD errors. Whether that helps the
+# scores is asked here against uniform replay itself, on the primary measure: the full agent (new
+# transitions at the recent largest priority), the largest priority ever, and the mean priority,
+# which stops favouring the new, each paired by seed with uniform replay.
 
 # %%
 show(report.interval_table(results, variants=("full", "all_time_max_priority", "mean_priority"), baseline="uniform"))
@@ -200,8 +203,8 @@ show(report.interval_table(results, variants=("full", "all_time_max_priority", "
 # The most any policy can earn from a state is the reward of every step in the goal for ever,
 # $r_\text{max}/(1-\gamma)$, the ceiling. A critic's mean $Q$ above it cannot be right. Beside
 # it, the return the arms earned, estimated from each episode's score as its mean reward per step
-# earned for ever (an estimate that errs high, as it ignores the steps to reach a goal). The
-# table reads every variant's last episode of 100.
+# earned for ever (`q_reference`; the estimate errs high early in an episode, when the arms are
+# still reaching their goals, and low late in it). The table reads every variant's episode 100.
 
 # %%
 show(report.q_table(results))
@@ -217,11 +220,14 @@ show(overestimation_table())
 # %% [markdown]
 # On the states its own noise-free policy visits, the solving run's critic values them above the
 # return the policy really earns from them, even against that return's upper bound, and its mean
-# $Q$ passes the ceiling that no policy can reach: the critic overestimates. Per arm
-# (`results/overestimation/`), $Q$ hardly varies while the true return does, so the gap is
-# largest on the arms that earn least, the weak arms of section 3.1. A table of means cannot say
-# whether the overestimate costs score; clipped double-Q, the standard remedy (the notebook's
-# section 2.3), is measured on the scores in section 5.2.
+# $Q$ passes the ceiling that no policy can reach: the critic overestimates. Per arm (the last two
+# columns), $Q$ hardly varies while the true return does, so the gap is largest on the arms that
+# earn least (section 3.1 says why some earn less). The first table adds a pattern across
+# variants: with 1-step targets (and in plain DDPG) the critic's $Q$ at episode 100 sits below the
+# return earned, with $n \ge 3$ at or above the ceiling, so the overestimate comes with the
+# $n$-step target. A table of means cannot say whether it costs score; clipped double-Q, the
+# standard remedy (the notebook's section 2.3), runs on ten seeds, and section 5.2 states the
+# rule by which it becomes the default, with its cost.
 
 # %% [markdown]
 # ## 3. Across seeds
@@ -238,10 +244,16 @@ report.seeds_figure(full)
 plt.show()
 
 # %% [markdown]
-# The project's score goals, judged on the distribution of the seeds rather than on one run:
+# The project's score goals, set before the ten seeds ran and judged on their distribution rather
+# than on one run:
 
 # %%
 show(report.goals_table(full))
+
+# %% [markdown]
+# Where a goal is missed, the seeds table says by which seeds: a late start (the first episode at
+# 30, and with it the mean of episodes 1-100) and the noise-free worst arm. Section 3.1 finds the
+# cause of the second.
 
 # %% [markdown]
 # ### 3.1 The weak arm
@@ -263,9 +275,21 @@ show(weak_arm_table())
 # direction, the same backward goals score as the forward ones; mirrored the other way (the
 # control), the forward goals lose score. So the cause is in the policy, not in an arm or a goal,
 # and which arm of a seed is "the weak arm" is the accident of which arm drew slow backward goals in
-# the five evaluation episodes. Two ways follow: mirror at evaluation only, as this table does, or
-# train on one direction, which the variant `mirror` does (it mirrors states, actions and stored
-# transitions; section 5.1 compares it with the full agent).
+# the five evaluation episodes. The same test on every seed's exported policy, on its own
+# evaluation goals (`python -m experiments.weak_arm --seeds runs/full/seed*`, after
+# `make experiments`):
+
+# %%
+show(across_seeds_table())
+
+# %% [markdown]
+# The weaker direction differs between seeds: mostly backward orbits, but in some seeds the
+# forward ones, and a seed whose two directions score alike has no weak arm. So mirroring at
+# evaluation into one fixed direction is no fix: it lifts the seeds that are weak backwards and
+# can cost the others their worst arm. The fix belongs in training: the variant `mirror` mirrors
+# states, actions and stored transitions so that the networks learn one direction only, and
+# section 5.1 compares it with the full agent when its runs are in (the variants table says
+# which have run).
 
 # %% [markdown]
 # ## 4. What the replay shows: the trained arms
@@ -292,8 +316,10 @@ plt.show()
 # %% [markdown]
 # ## 5. Ablations: what each extension contributes
 #
-# Each variant changes one thing in the full agent, all else equal (same code, same
-# hyperparameters, same seeds); plain DDPG removes all three extensions. Every ablation runs
+# Each variant changes one thing in the full agent, all else equal (same hyperparameters, same
+# seeds); plain DDPG removes all three extensions. The line above the tables names the code that
+# made the runs: runs of older code are made again by `make experiments`, and until then their
+# minutes are not comparable with the full agent's. Every ablation runs
 # exactly 100 episodes, solved or not; the full agent's runs are cut to their first 100
 # episodes and compared on the same seeds, so every number covers the same episodes.
 # "Solved by episode 100" means that episodes 1-100 average at least 30. The variants are
@@ -317,13 +343,19 @@ plt.show()
 #
 # Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
 # from the saved scores. A variant is compared with the full agent **seed by seed**: the paired
-# differences $d_k$ (variant minus full agent on seed $k$), their mean $\bar d$, and the 95%
-# t-interval $\bar d \pm t_{1-\alpha/(2m),\,n-1}\, s_d / \sqrt{n}$, **widened for the $m$ variants**
-# compared on the same measure (Bonferroni, $\alpha = 0.05$). A variant is called higher, lower,
-# sooner or later only where that corrected interval excludes zero; anything else is "no clear
-# difference", and fewer than three paired seeds get no verdict. "No clear difference" means the
-# interval holds zero, not that there is no effect. The **primary measure**, named before the
-# ten-seed runs, is the mean of episodes 1-100; the others are secondary.
+# differences $d_k$ (variant minus full agent on seed $k$, over $K$ paired seeds), their mean
+# $\bar d$, and the 95% t-interval $\bar d \pm t_{1-0.05/(2m),\,K-1}\, s_d / \sqrt{K}$, **widened
+# for the $m$ variants** compared on the same measure (Bonferroni). A variant is called better or
+# worse only where that corrected interval excludes zero; anything else is "no clear difference",
+# and fewer than three paired seeds get no verdict. "No clear difference" means the interval holds
+# zero, not that there is no effect: with three seeds and many variants the corrected interval is
+# several times wider than the uncorrected one, and only a large effect clears it. Holm's p is the
+# paired t-test's p-value adjusted by Holm's step-down method for the same family (below 0.05 where
+# Bonferroni's interval excludes zero, and sometimes where it does not). The interquartile mean and
+# the probability that a variant's run beats a full agent's run are given on ten seeds only. A run
+# that never reached 30 counts as episode 101 on the first-episode measure: there a verdict orders
+# runs, and its interval is no measure of size. The **primary measure**, named before the ten-seed
+# runs, is the mean of episodes 1-100; the others are secondary.
 #
 # The primary measure first, with its intervals:
 
@@ -378,9 +410,11 @@ show(report.calibration_table())
 show(report.calibration_text())
 
 # %% [markdown]
-# What this means for comparing with Unity numbers. Policies that are good on Unity are mostly
-# good on the replica too, so the replica's final scores are on Unity's scale, within the spread
-# of these actors; the actor that scores lowest here was trained on the one-arm build (section 7).
+# What this means for comparing with Unity numbers. Most policies that are good on Unity are good
+# on the replica too, so the replica's final scores are roughly on Unity's scale; four actors and
+# a few episodes each are a small sample, random play scores a little above Unity's range, and
+# the actor that scores lowest here was trained on the one-arm build (section 7), which may
+# account for part of its gap.
 # Neither makes episode counts or minutes comparable: how fast a learner improves depends on
 # details of the dynamics that a few trained actors do not pin down, and the machines differ. So
 # the replica's results stay in their own table in section 7.
@@ -407,12 +441,12 @@ show(report.replica_table(full, solving))
 # %% [markdown]
 # Not a controlled comparison: one published run per author, different agents, different
 # hardware, and for this project an environment that is a replica (section 6). The published
-# runs show what the course's Unity build asked of a plain DDPG learner; the replica's column
+# runs show what the course's Unity build asked of the students' learners; the replica's column
 # shows this agent on this project's environment. Note also that $E = 100$ is the floor: under
 # the course's criterion no run can be solved earlier.
 
 # %% [markdown]
-# ### 7.1 Stable-Baselines3 on the same arms: a controlled comparison
+# ### 7.1 Stable-Baselines3 on the same arms, seeds and machine
 #
 # What a user would pick instead of writing DDPG by hand is a well-kept library. Through the
 # replica's Gymnasium interface (`reacher/gym.py`), `make peers` trains Stable-Baselines3's TD3
@@ -421,10 +455,13 @@ show(report.replica_table(full, solving))
 # each hyperparameter and its source; each run's `config.json` holds what ran), and evaluates each
 # final policy noise-free on the agent's unseen goals. The rows "RL-Zoo's schedule" train the
 # same peers with RL-Zoo's own update schedule, an update every step of the 20 arms, several
-# times the agent's updates (`python -m benchmarks.peers --runs td3_zoo sac_zoo`). The full
-# agent's rows are its seeds of section 3; verdicts follow the rule of section 5.1, and minutes
-# are compared only where every paired run solved and all shared the machine alike (the line
-# above the table says how many runs ran at a time).
+# times the agent's updates (`python -m benchmarks.peers --runs td3_zoo sac_zoo`), and the rows
+# "configured like the agent" give the peers this agent's standardised observations, $n$-step
+# targets, network sizes and schedule. The agent's own hyperparameters were chosen on this
+# environment and RL-Zoo's on others, which favours the agent. The full agent's row holds its seeds
+# in common with the peers; verdicts follow the rule of section 5.1 (the peers form the family),
+# and minutes are compared only where every paired run solved and all shared the machine alike
+# (the minutes column says how many runs ran at a time).
 
 # %%
 peers = peer_results()
@@ -440,12 +477,15 @@ plt.show()
 # * **Replay that earns its place.** At this replay ratio prioritized replay acts mostly as a
 #   recency rule (section 2.1). Two ways to make it choose among old transitions: more updates per
 #   new transition in the later episodes, or a buffer small enough to be replayed.
-# * **The critic's overestimation** (section 2.2) has a known remedy, clipped double-Q, measured in
-#   section 5.1; a smaller $n$ late in training, or $\lambda$-returns over the stored windows, would
-#   attack the part of it that the $n$-step target brings.
-# * **A criterion that sees early learning.** Every full run is solved at episode 100, the earliest
-#   the criterion allows, while its 20-arm mean reaches 30 far earlier (section 3): the noise-free
-#   score of the policy saved after each episode would show when it is really good.
+# * **The critic's overestimation** (section 2.2) has a known remedy, clipped double-Q, whose ten
+#   seeds section 5.2 judges; a smaller $n$ late in training, or $\lambda$-returns over the stored
+#   windows, would attack the part of it that comes with the $n$-step target.
+# * **A symmetric policy.** The weak arm (section 3.1) is a policy that tracks one orbit direction
+#   worse; training on mirrored goals (the variant `mirror`), or adding each transition's mirror
+#   image to the buffer, would remove the asymmetry at its source.
+# * **A criterion that sees early learning.** The full runs are solved at the earliest episode the
+#   criterion allows, while their 20-arm mean reaches 30 far earlier (section 3's table): the
+#   noise-free score of the policy saved after each episode would show when it is really good.
 
 # %% [markdown]
 # ## 9. Compute

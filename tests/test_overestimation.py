@@ -40,11 +40,12 @@ def test_gamma_099_needs_459_steps_left_of_1001():
 
 def test_the_table_shows_the_saved_numbers(tmp_path):
     single = {"run": "checkpoints", "seed": 0, "q": 3.4567, "q_min": None, "mc_return": 3.1234,
-              "mc_return_upper": 3.1299, "difference": 0.3333, "ceiling": 4.0}
+              "mc_return_upper": 3.1299, "difference": 0.3333, "ceiling": 4.0,
+              "by_arm": {"q": [3.4, 3.5, 3.456], "mc_return": [2.9, 3.3, 3.1]}}
     twin = {**single, "run": "seed3", "seed": 3, "q": 2.5, "q_min": 2.25, "difference": -0.6234}
     for result in (single, twin):
         (tmp_path / f"{result['run']}.json").write_text(json.dumps(result))
     lines = overestimation_table(str(tmp_path)).splitlines()
     assert len(lines) == 4
-    assert lines[2] == "| checkpoints | 0 | 3.457 | – | 3.123 (3.130) | +0.333 | 4.00 |"
-    assert lines[3] == "| seed3 | 3 | 2.500 | 2.250 | 3.123 (3.130) | -0.623 | 4.00 |"
+    assert lines[2] == "| checkpoints | 0 | 3.457 | – | 3.123 (3.130) | +0.333 | 4.00 | 3.40 to 3.50 | 2.90 to 3.30 |"
+    assert lines[3] == "| seed3 | 3 | 2.500 | 2.250 | 3.123 (3.130) | -0.623 | 4.00 | 3.40 to 3.50 | 2.90 to 3.30 |"
