@@ -303,33 +303,43 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
 
 
 
+def seed_list(seeds: list) -> str:
+    """"0-9" for a run of three or more consecutive seeds, else "0, 1"."""
+    return (f"{seeds[0]}-{seeds[-1]}" if len(seeds) > 2 and list(seeds) == list(range(seeds[0], seeds[-1] + 1))
+            else ", ".join(map(str, seeds)))
+
+
 def effect_sentence(p: Paired, family: int) -> str:
-    """One variant's effect on p.metric in a sentence: the mean paired difference, its 95% interval, the
-    interval widened for the `family` of comparisons, and the verdict that one gives."""
+    """One variant's effect on p.metric in a sentence: the mean paired difference, in how many seeds it was
+    lower, its 95% interval, the interval widened for the `family` of comparisons, and that one's verdict."""
     from continuous_control.variants import LABELS
-    name = METRICS[p.metric][0]
-    seeds = (f"{p.seeds[0]}-{p.seeds[-1]}" if len(p.seeds) > 2 and p.seeds == list(range(p.seeds[0], p.seeds[-1] + 1))
-             else ", ".join(map(str, p.seeds)))
     if p.verdict == TOO_FEW:
-        return f"**{LABELS[p.variant]}**: no verdict yet, {len(p.seeds)} paired seed(s) ({seeds}); the rule needs {MIN_SEEDS}."
+        return (f"**{LABELS[p.variant]}**: no verdict yet, {len(p.seeds)} paired seed(s) ({seed_list(p.seeds)}); "
+                f"the rule needs {MIN_SEEDS}.")
     (lo, hi), (clo, chi) = p.interval, p.corrected
-    reading = ("the corrected interval holds zero" if p.verdict == "no clear difference"
-               else "the corrected interval excludes zero")
-    return (f"**{LABELS[p.variant]}** against the full agent, seeds {seeds} paired: {name} {p.mean:+.2f} on average, "
-            f"95% interval [{lo:+.2f}, {hi:+.2f}]; widened for the {family} variants compared, [{clo:+.2f}, {chi:+.2f}]: "
-            f"**{p.verdict}** ({reading}).")
+    reading = "the widened interval holds zero" if p.verdict == "no clear difference" else "the widened interval excludes zero"
+    return (f"**{LABELS[p.variant]}** minus the full agent, seeds {seed_list(p.seeds)} paired: {METRICS[p.metric][0]} "
+            f"{p.mean:+.2f} on average (lower in {int(np.sum(p.diffs < 0))} of {len(p.seeds)} seeds); 95% interval "
+            f"[{lo:+.2f}, {hi:+.2f}]; widened for the {family} variants of the report's family (Bonferroni), "
+            f"[{clo:+.2f}, {chi:+.2f}]: **{p.verdict}** ({reading}).")
 
 
 def effects(*variants: str, metric: str = PRIMARY, results: dict = None):
-    """The lesson's evidence cells: for each variant, `effect_sentence` from the runs in results/ (the
-    report's, on the built-in replica), as Markdown."""
+    """The lesson's evidence cells: the full agent's level on the measure, then for each variant
+    `effect_sentence`, from the runs in results/ (the report's, on the built-in replica), as Markdown."""
     from IPython.display import Markdown
     from continuous_control.results import load_results
     results = load_results() if results is None else results
-    family = {p.variant: p for p in paired_family(results, metric)} if "full" in results else {}
+    if "full" not in results:
+        return Markdown("No runs of the full agent in results/ yet (`make experiments`).")
+    family = {p.variant: p for p in paired_family(results, metric)}
     size = max(sum(p.verdict != TOO_FEW for p in family.values()), 1)
-    return Markdown("\n".join(f"* {effect_sentence(family[v], size)}" if v in family
-                               else f"* `{v}`: no runs in results/ yet (`make experiments`)." for v in variants))
+    full = sorted(map(run_stats, results["full"]), key=lambda st: st["seed"])
+    level = (f"The full agent, seeds {seed_list([st['seed'] for st in full])}: {METRICS[metric][0]} "
+             f"{span(metric, [value(st, metric) for st in full], 2)}.")
+    return Markdown("\n".join([level, ""] + [f"* {effect_sentence(family[v], size)}" if v in family
+                                              else f"* `{v}`: no runs in results/ yet (`make experiments`)." for v in variants]))
+
 
 # --- The score goals, on the distribution of the seeds ------------------------------------------------
 

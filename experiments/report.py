@@ -368,7 +368,28 @@ def gap_decomposition(results: dict) -> str:
             "plain). These are differences of means over the seeds; the interval tables above say which of them the seeds resolve.")
 
 
-def cost_table(path: str = os.path.join(ROOT, "results", "benchmarks", "cost_clipped_double_q.json")) -> str:
+COST = os.path.join(ROOT, "results", "benchmarks", "cost_clipped_double_q.json")
+MAX_TIME_RATIO = 1.15          # clipped double-Q becomes the default only at 15% more time or less
+
+
+def decision_table(results: dict, variant: str = "clipped_double_q", cost: str = COST) -> str:
+    """The default's rule, criterion by criterion: clearly better on the primary measure (section 5.1's
+    family and corrected interval), and at most MAX_TIME_RATIO times the time (the median wall-time ratio
+    of benchmarks/cost.py's pairs); each measured, and met or not."""
+    p = {p.variant: p for p in claims.paired_family(paired(results), claims.PRIMARY)}.get(variant)
+    scores = ("not run yet", "no") if p is None else (claims.TOO_FEW, "no") if p.verdict == claims.TOO_FEW else (
+        f"{p.mean:+.2f}, corrected interval [{p.corrected[0]:+.2f}, {p.corrected[1]:+.2f}], {len(p.seeds)} seeds: "
+        f"{p.verdict}", "yes" if p.verdict == "better" else "no")
+    c = json.load(open(cost)) if os.path.exists(cost) else None
+    time = ("not measured yet", "no") if c is None else (
+        f"wall x{c['ratio_median']['wall']:.2f}, CPU x{c['ratio_median']['cpu']:.2f} (medians of {c['pairs']} pairs)",
+        "yes" if c["ratio_median"]["wall"] <= MAX_TIME_RATIO else "no")
+    return markdown_table(["criterion", "measured", "met"], [
+        ("clearly better on the mean of episodes 1-100 (corrected interval above zero)", *scores),
+        (f"at most {MAX_TIME_RATIO - 1:.0%} more time", *time)])
+
+
+def cost_table(path: str = COST) -> str:
     """What clipped double-Q costs in time against the default (benchmarks/cost.py): the ratios' median and range."""
     if not os.path.exists(path):
         return "(not measured yet: `make benchmark`)"

@@ -250,7 +250,7 @@ departures = [  # (what, the paper [1], this notebook, why, the ablation in Repo
     ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
     ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
     ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "draw more often where the critic errs most", "uniform"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "here mostly: new transitions first (4)", "uniform"),
     ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
     ("learning schedule", "every step", f"every step for {c.fast_episodes} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
 ]
@@ -585,10 +585,17 @@ assert q_of_actor() > before
 
 # %% [markdown]
 # **What clipped double-Q measurably does.** The report's runs (`results/`, on the built-in
-# replica, made by `make experiments`) change one thing at a time in the full agent and compare it
-# seed by seed with the full agent; `Report.ipynb` section 5.1 states the rule. Here and at the end
-# of sections 3 to 5, on the primary measure, the mean score of episodes 1-100 (a difference is
-# the variant minus the full agent: a negative one means the change cost score):
+# replica, made by `make experiments`) change one thing at a time in the *full agent*, this
+# notebook's default `Config()` (every idea of sections 3 to 5, one critic), and compare each
+# variant with it seed by seed, on the primary measure, the mean score of episodes 1-100. Each
+# sentence below, here and at the end of sections 3 to 5, gives the mean of the paired differences
+# (variant minus full agent: negative means the change cost score), in how many seeds the variant
+# scored lower, and the 95% t-interval of that mean. The report tests many variants on this
+# measure, and among many comparisons some look clear by chance; so the interval is widened for
+# all of them (Bonferroni: each at level $1 - 0.05/m$ for $m$ variants), and only the widened one
+# gives a verdict. With three seeds it is several times wider than the plain one: "no clear
+# difference" means the seeds cannot tell, not that there is no effect. `Report.ipynb` section 5.1
+# states the rule and lists every variant.
 
 # %% tags=["nbval-check-output"]
 from experiments.claims import effects      # paired differences and their intervals, from results/
@@ -613,7 +620,7 @@ effects("clipped_double_q")
 # older policies. So $y_t$ estimates the return of a mixture of past noisy policies for $n - 1$
 # steps, then of $\mu_{\theta'}$; the critic is biased toward that mixture, the more so the
 # larger $n$ and the faster the policy changes. D4PG [5] and Rainbow accept the same bias for
-# the same speed-up [9]. The corrections that remove it weight each further reward by how likely
+# the faster flow of reward [9]. The corrections that remove it weight each further reward by how likely
 # the target policy $\pi$ was to take the action the behaviour policy $b$ took: by
 # $\min(1, \pi(a|s)/b(a|s))$ in Retrace [8], by $\pi(a|s)$ in tree-backup [10]. The target policy
 # here is deterministic: the noisy action actually taken has probability zero under it, so every
@@ -1029,7 +1036,7 @@ plt.show()
 # a high priority, are drawn first: prioritization here sets mostly how much of each batch goes to
 # transitions not yet replayed, the newest first (`Report.ipynb` section 2.1 gives the numbers, from
 # the runs' diagnostics). Three
-# variants test whether it earns its place: uniform replay, new transitions at the largest priority
+# variants (those not yet run say so) test whether it earns its place: uniform replay, new transitions at the largest priority
 # ever (as in [3]), and new transitions at the mean priority, which stops favouring the new:
 
 # %% tags=["nbval-check-output"]
@@ -1577,7 +1584,7 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 # that episodes $E-99, \dots, E$ average at least 30; 100 is the earliest the criterion allows.
 # The learning curve is the one drawn live in section 7: each episode's 20-arm mean with the band
 # from the worst to the best arm, and the running 100-episode average.
-# [`Report.ipynb`](Report.ipynb) sets this run beside four more seeds and the ablations.
+# [`Report.ipynb`](Report.ipynb) sets this run beside the other seeds and the ablations.
 
 # %%
 run = load_run(RUN_DIR)

@@ -393,6 +393,12 @@ show(report.gap_decomposition(results))
 show(report.cost_table())
 
 # %% [markdown]
+# The rule, criterion by criterion:
+
+# %%
+show(report.decision_table(results))
+
+# %% [markdown]
 # ## 6. How faithful the replica is
 #
 # The replica is measured against the Unity build by `make calibrate`

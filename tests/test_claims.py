@@ -288,12 +288,16 @@ def test_the_lessons_effect_sentences_state_the_family_corrected_interval(tmp_pa
     text = claims.effects("one_step", "uniform", "no_ramp", "mean_priority", results=results).data.splitlines()
     family = {p.variant: p for p in claims.paired_family(results, claims.PRIMARY)}
     one = family["one_step"]
+    assert text[:2] == ["The full agent, seeds 0-3: mean of episodes 1-100 36.00 to 39.00.", ""]
+    text = text[2:]
     assert len(text) == 4 and one.verdict == "worse" and family["uniform"].verdict == "no clear difference"
     from continuous_control.variants import LABELS
-    assert text[0] == (f"* **{LABELS['one_step']}** against "
-                       f"the full agent, seeds 0-3 paired: mean of episodes 1-100 {one.mean:+.2f} on average, 95% interval "
-                       f"[{one.interval[0]:+.2f}, {one.interval[1]:+.2f}]; widened for the 2 variants compared, "
-                       f"[{one.corrected[0]:+.2f}, {one.corrected[1]:+.2f}]: **worse** (the corrected interval excludes zero).")
-    assert text[1].endswith("**no clear difference** (the corrected interval holds zero).")
+    assert text[0] == (f"* **{LABELS['one_step']}** minus the full agent, seeds 0-3 paired: mean of episodes 1-100 "
+                       f"{one.mean:+.2f} on average (lower in 4 of 4 seeds); 95% interval "
+                       f"[{one.interval[0]:+.2f}, {one.interval[1]:+.2f}]; widened for the 2 variants of the report's "
+                       f"family (Bonferroni), [{one.corrected[0]:+.2f}, {one.corrected[1]:+.2f}]: **worse** (the widened "
+                       f"interval excludes zero).")
+    assert "(lower in 2 of 4 seeds)" in text[1]
+    assert text[1].endswith("**no clear difference** (the widened interval holds zero).")
     assert "no verdict yet, 2 paired seed(s) (0, 1); the rule needs 3." in text[2]
     assert text[3] == "* `mean_priority`: no runs in results/ yet (`make experiments`)."

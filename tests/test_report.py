@@ -407,3 +407,18 @@ def test_the_interval_table_takes_another_baseline(tmp_path):
     assert [r[0] for r in rows] == [LABELS["full"], LABELS["mean_priority"]]
     family = claims.paired_family(results, claims.PRIMARY, ("full", "mean_priority"), "uniform")
     assert [r[2] for r in rows] == [f"{p.mean:+.2f}" for p in family] and family[0].mean > 3 > family[1].mean > 0
+
+
+def test_the_decision_table_applies_the_rule_to_the_interval_and_the_cost(tmp_path):
+    results = results_of(tmp_path, {"full": [36, 37, 38], "clipped_double_q": [38, 39, 40.2], "uniform": [36, 37, 38]})
+    cost = tmp_path / "cost.json"
+    cost.write_text(json.dumps({"pairs": 5, "ratio_median": {"wall": 1.12, "cpu": 1.2}}))
+    rows = rows_of(report.decision_table(results, cost=str(cost)))
+    p = {p.variant: p for p in claims.paired_family(results, claims.PRIMARY)}["clipped_double_q"]
+    assert p.verdict == "better" and rows[0][1].startswith(f"{p.mean:+.2f}, corrected interval [{p.corrected[0]:+.2f}")
+    assert [r[2] for r in rows] == ["yes", "yes"] and rows[1][1] == "wall x1.12, CPU x1.20 (medians of 5 pairs)"
+    cost.write_text(json.dumps({"pairs": 5, "ratio_median": {"wall": 1.16, "cpu": 1.1}}))
+    assert rows_of(report.decision_table(results, cost=str(cost)))[1][2] == "no"
+    same = results_of(tmp_path / "same", {"full": [36, 37, 38], "clipped_double_q": [36.5, 36.5, 38.5]})
+    assert rows_of(report.decision_table(same, cost=str(cost)))[0][2] == "no"
+    assert rows_of(report.decision_table({"full": same["full"]}, cost=str(tmp_path / "none")))[0][1:] == ["not run yet", "no"]
