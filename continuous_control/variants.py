@@ -14,7 +14,7 @@ VARIANTS = {
     "action_noise": ("OU action noise instead of NoisyNet", {"exploration": "ou"}),
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
-    "all_time_max_priority": ("new transitions at the largest priority ever [3]", {"new_priority": "largest_ever"}),
+    "all_time_max_priority": ("new transitions at the largest priority ever (Schaul et al.)", {"new_priority": "largest_ever"}),
     "mean_priority": ("new transitions at the mean priority", {"new_priority": "mean"}),
     "clipped_double_q": ("clipped double-Q (TD3's target)", {"clipped_double_q": True}),
     "mirror": ("goals of one orbit direction mirrored into the other", {"mirror": True}),

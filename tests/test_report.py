@@ -373,6 +373,8 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     arms = over["by_arm"]
     assert arms["difference"][int(np.argmin(arms["mc_return"]))] > arms["difference"][int(np.argmax(arms["mc_return"]))]
     assert np.std(arms["q"]) < np.std(arms["mc_return"])
+    twin_critic = json.load(open(os.path.join(ROOT, "results", "overestimation", "runs-clipped_double_q-seed0.json")))
+    assert twin_critic["twin_critic"] and twin_critic["q_min"] < twin_critic["mc_return"]
     # 3.1: the weak arm-episodes are backward orbits, mostly slow; mirrored forward they score as forward
     # goals do; the control, mirrored backward, costs the forward goals score.
     weak = json.load(open(os.path.join(ROOT, "results", "weak_arm.json")))["summary"]
@@ -383,7 +385,8 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     assert backward["positive"]["mean"] < trained["positive"]["mean"] - 0.5
     # 2.2: with 1-step targets and in plain DDPG, Q at episode 100 sits below the return earned; with n >= 3
     # it sits at or above the ceiling.
-    q100 = lambda v: [(r["diagnostics"]["q"][99], q_reference(r["scores"]["mean"][:100], 0.99)) for r in results[v]]
+    q100 = lambda v: [(r["diagnostics"]["q"][99], q_reference(r["scores"]["mean"][:100], 0.99))
+                      for r in load_results()[v]]
     for variant in ("one_step", "plain"):
         assert all(q < ref["earned"][99] for q, ref in q100(variant)), variant
     for variant in ("full", "n3", "n10"):
@@ -394,6 +397,11 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     assert any(r["as_trained"]["negative"] < r["as_trained"]["positive"] - 0.2 for r in seeds)
     assert any(r["as_trained"]["positive"] < r["as_trained"]["negative"] - 0.2 for r in seeds)
     assert any(r["mirrored_to_positive"]["worst_arm"] < r["as_trained"]["worst_arm"] - 1 for r in seeds)
+    # 5.2: clipped double-Q, on ten seeds, is not clearly better on the primary measure (so the default keeps
+    # one critic), and its Q at episode 100 stays below the ceiling in every seed.
+    twin = load_results(need=("clipped_double_q",))["clipped_double_q"]
+    assert len(twin) == 10 and rows_of(report.decision_table(results))[0][2] == "no"
+    assert all(q < ref["ceiling"] for q, ref in q100("clipped_double_q"))
     # 8: every full run is solved at episode 100, and its mean reached 30 far earlier.
     assert {r["summary"]["solved_at"] for r in results["full"]} == {100}
     assert max(first_episode_at(r["scores"]["mean"]) for r in results["full"]) <= 25
