@@ -255,7 +255,7 @@ show(report.goals_table(full))
 
 # %% [markdown]
 # Where a goal is missed, the seeds table says by which seeds: a late start (the first episode at
-# 30, and with it the mean of episodes 1-100) and the noise-free worst arm. Section 3.1 finds the
+# 30, and with it the mean of episodes 1-100) and the noise-free worst arm; section 3.1 finds the
 # cause of the second.
 
 # %% [markdown]
@@ -353,7 +353,7 @@ plt.show()
 # and fewer than three paired seeds get no verdict. "No clear difference" means the interval holds
 # zero, not that there is no effect: with three seeds and many variants the corrected interval is
 # several times wider than the uncorrected one, and only a large effect clears it. Holm's p is the
-# paired t-test's p-value adjusted by Holm's step-down method for the same family (below 0.05 where
+# paired t-test's p-value adjusted by Holm's step-down method for the same family (below $0.05$ where
 # Bonferroni's interval excludes zero, and sometimes where it does not). The interquartile mean and
 # the probability that a variant's run beats a full agent's run are given on ten seeds only. A run
 # that never reached 30 counts as episode 101 on the first-episode measure: there a verdict orders
