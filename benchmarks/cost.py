@@ -11,7 +11,6 @@ about 1,100 updates for 4,000 environment steps (0.28 per step), as a 100-episod
 of every run and the ratios' median and range.
 """
 import argparse
-import json
 import os
 import platform
 import resource
@@ -21,7 +20,7 @@ import time
 
 import numpy as np
 
-from continuous_control.results import ROOT
+from continuous_control.results import ROOT, write_json
 
 SHORT_RUN = ["-m", "benchmarks.short_run", "--episodes", "4", "--set", "fast_episodes=1"]
 TIMEOUT = 1800          # seconds for one short run: a bound on every wait
@@ -58,11 +57,7 @@ def main(argv=None):
               "ratio_range": {k: [float(min(v)), float(max(v))] for k, v in ratios.items()}, "ratios": ratios,
               "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
               "load_average_at_end": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
-    path = os.path.join(args.out, f"cost_{label}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-    os.replace(path + ".tmp", path)
+    path = write_json(os.path.join(args.out, f"cost_{label}.json"), result)
     print(f"{' '.join(args.set)} against the default, {args.pairs} pairs: wall time x{result['ratio_median']['wall']:.2f} "
           f"(median; {min(ratios['wall']):.2f} to {max(ratios['wall']):.2f}), CPU time "
           f"x{result['ratio_median']['cpu']:.2f}; {path}")

@@ -140,6 +140,16 @@ def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
+def write_json(path: str, data: dict) -> str:
+    """`data` as JSON at `path`, written under a temporary name and renamed into place: a reader sees the
+    old file or the new one, never half of one. Its folder is made if missing; the path."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with open(path + ".tmp", "w") as f:
+        json.dump(data, f, indent=2)
+    os.replace(path + ".tmp", path)
+    return path
+
+
 def save_evaluation(run_dir: str) -> dict:
     """`evaluate` a finished run once and keep the result in its summary.json (eval_noise_free_5,
     eval_arm_means), so that tables read it from the file on any machine; the summary."""
@@ -148,9 +158,7 @@ def save_evaluation(run_dir: str) -> dict:
     if "eval_noise_free_5" not in summary:
         evaluation = evaluate(os.path.join(ROOT, run_dir), summary["seed"])
         summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"])
-        with open(path + ".tmp", "w") as f:
-            json.dump(summary, f, indent=2)
-        os.replace(path + ".tmp", path)
+        write_json(path, summary)
     return summary
 
 

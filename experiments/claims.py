@@ -172,14 +172,20 @@ def better(c: Comparison) -> bool | None:
     return (c.verdict in ("higher", "later")) == (METRICS[c.metric][1] > 0)
 
 
+def family_size(results: dict, variants, baseline: str = "full") -> int:
+    """The comparisons corrected together on one measure: the variants with MIN_SEEDS seeds or more in
+    common with the baseline (at least 1)."""
+    base = {r["summary"]["seed"] for r in results[baseline]}
+    return max(sum(len(base & {r["summary"]["seed"] for r in results[v]}) >= MIN_SEEDS for v in variants), 1)
+
+
 def all_comparisons(results: dict) -> dict:
     """{variant: [Comparison for each metric]} for every variant with results other than full; the
     family of each measure is every variant with MIN_SEEDS seeds in common with the full agent."""
     if "full" not in results:
         return {}
-    full = {r["summary"]["seed"] for r in results["full"]}
-    family = sum(len(full & {r["summary"]["seed"] for r in runs}) >= MIN_SEEDS for v, runs in results.items() if v != "full")
-    return {v: [compare(results, v, m, family=max(family, 1)) for m in METRICS] for v in results if v != "full"}
+    family = family_size(results, [v for v in results if v != "full"])
+    return {v: [compare(results, v, m, family=family) for m in METRICS] for v in results if v != "full"}
 
 
 def summary_line(comparisons: list) -> str:
@@ -281,9 +287,9 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
     family's correction, and beside it the uncorrected interval, Holm's p, the IQMs and P(improvement)."""
     variants = [v for v in (variants or results) if v != baseline and v in results]
     base = {r["summary"]["seed"] for r in results[baseline]}
-    shared = {v: len(base & {r["summary"]["seed"] for r in results[v]}) for v in variants}
-    family = max(sum(n >= MIN_SEEDS for n in shared.values()), 1)
-    cs = [compare(results, v, metric, baseline, family) for v in variants if shared[v]]
+    family = family_size(results, variants, baseline)
+    cs = [compare(results, v, metric, baseline, family) for v in variants
+          if base & {r["summary"]["seed"] for r in results[v]}]
     judged = [c for c in cs if c.verdict != TOO_FEW]
     holm_of = dict(zip((c.variant for c in judged),
                        holm([t_p_value(np.subtract(c.variant_values, c.full_values)) for c in judged])))
@@ -300,7 +306,6 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
                           probability_of_improvement(a, b, sign),
                           "no clear difference" if good is None else "better" if good else "worse"))
     return out
-
 
 
 def seed_list(seeds: list) -> str:
@@ -333,7 +338,7 @@ def effects(*variants: str, metric: str = PRIMARY, results: dict = None):
     if "full" not in results:
         return Markdown("No runs of the full agent in results/ yet (`make experiments`).")
     family = {p.variant: p for p in paired_family(results, metric)}
-    size = max(sum(p.verdict != TOO_FEW for p in family.values()), 1)
+    size = family_size(results, [v for v in results if v != "full"])
     full = sorted(map(run_stats, results["full"]), key=lambda st: st["seed"])
     level = (f"The full agent, seeds {seed_list([st['seed'] for st in full])}: {METRICS[metric][0]} "
              f"{span(metric, [value(st, metric) for st in full], 2)}.")

@@ -25,7 +25,7 @@ import torch
 
 from continuous_control.figures import q_reference
 from continuous_control.replay import load_networks, policy_of
-from continuous_control.results import EVAL_SEED, ROOT
+from continuous_control.results import EVAL_SEED, ROOT, write_json
 from experiments.tables import markdown_table
 
 FOLDER, TOLERANCE = os.path.join("results", "overestimation"), 0.01    # TOLERANCE: the tail's largest share of the ceiling
@@ -88,12 +88,7 @@ def measure(run_dir: str, episodes: int = 2) -> dict:
 
 def save(result: dict, folder: str = FOLDER) -> str:
     """results/overestimation/<run>.json, written under a temporary name and renamed into place."""
-    path = os.path.join(ROOT, folder, f"{result['run']}.json")
-    os.makedirs(os.path.dirname(path), exist_ok=True)
-    with open(path + ".tmp", "w") as f:
-        json.dump(result, f, indent=2)
-    os.replace(path + ".tmp", path)
-    return path
+    return write_json(os.path.join(ROOT, folder, f"{result['run']}.json"), result)
 
 
 def overestimation_table(folder: str = FOLDER) -> str:

@@ -76,8 +76,7 @@ def comparisons(results: dict) -> dict:
     full agent. Minutes are compared only where every paired run solved (a run that never solves
     is not faster for stopping at episode 100) and all shared the machine alike."""
     names = [name for name in _checked(results) if name != "full" and paired(results, name)]
-    full = {r["summary"]["seed"] for r in results["full"]}
-    family = max(sum(len(full & {r["summary"]["seed"] for r in results[n]}) >= claims.MIN_SEEDS for n in names), 1)
+    family = claims.family_size(results, names)
     return {name: [claims.compare(results, name, m, family=family)
                    for m in (*METRICS, *([MINUTES[0]] if all_solved(results, name) and timed_alike(results, name) else []))]
             for name in names}

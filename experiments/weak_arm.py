@@ -20,7 +20,7 @@ import numpy as np
 import torch
 
 from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
-from continuous_control.results import EVAL_SEED, ROOT
+from continuous_control.results import EVAL_SEED, ROOT, write_json
 from experiments.tables import markdown_table
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
@@ -136,12 +136,6 @@ def across_seeds_table(path: str = os.path.join("results", "weak_arm_seeds.json"
                           rows)
 
 
-def save(result: dict, out: str) -> None:
-    with open(out + ".tmp", "w") as f:
-        json.dump(result, f, indent=1)
-    os.replace(out + ".tmp", out)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
@@ -151,11 +145,11 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.seeds:
-        save(across_seeds(args.seeds), os.path.join(ROOT, "results", "weak_arm_seeds.json"))
+        write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(args.seeds))
         return print(across_seeds_table())
     out = os.path.join(ROOT, "results", "weak_arm.json")
     result = analyse(args.run, args.episodes)
-    save(result, out)
+    write_json(out, result)
     print(weak_arm_table(out), f"\nweak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
 
 
