@@ -5,6 +5,7 @@
     python -m experiments.run --all                 # the report's set: what `make experiments` runs;
                                                     # the full agent's seeds alone, then the ablations
     python -m experiments.run --import-notebook     # the notebook's run in checkpoints/ as full/seed0
+    python -m experiments.run --analyses            # after --all: the weak arm and a twin critic, from runs/
 
 Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
 this 2-core machine). A run checkpoints to runs/<variant>/seed<k>/ (large, not committed) and
@@ -30,6 +31,12 @@ SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
 TEN_SEEDS = ("full", "one_step", "no_ramp", "uniform", "all_time_max_priority", "mean_priority", "action_noise",
              "no_noise", "plain", "learn_every_step", "clipped_double_q", "mirror")
 RESULT_FILES = ("scores.csv", "arm_scores.csv", "config.json", "summary.json")
+RUNS = os.path.join(ROOT, "runs")
+# The analyses at the end of `make experiments` (`--analyses`) read networks that results/ does not keep:
+# the weak arm plays each full seed's exported policy, and a clipped double-Q critic meets Monte-Carlo
+# returns. So these runs count as finished only while runs/ still holds them, and are made again if not.
+WEAK_ARM_RUNS = tuple(("full", seed) for seed in SEEDS)
+TWIN_CRITIC_RUN = ("clipped_double_q", 0)
 
 
 def report_set() -> list[tuple[str, int, int, bool]]:
@@ -45,7 +52,7 @@ def report_set() -> list[tuple[str, int, int, bool]]:
 
 
 def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int = 1,
-            runs: str = os.path.join(ROOT, "runs"), results: str = os.path.join(ROOT, "results"),
+            runs: str = RUNS, results: str = os.path.join(ROOT, "results"),
             **overrides) -> dict:
     """One training run in this process (resumed if interrupted); its summary. `concurrent`: how
     many runs shared the machine; `overrides`: further Config changes (the tests' small runs)."""
@@ -94,18 +101,34 @@ def import_notebook_run() -> None:
           f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
 
 
-def finished(results: str, variant: str, seed: int, episodes: int, stop: bool) -> bool:
+def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS) -> bool:
     """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it that reached this
-    run's stop rule: solved (when `stop`), or `episodes` episodes. Any other is run again, its results replaced."""
+    run's stop rule: solved (when `stop`), or `episodes` episodes, and, for a run the analyses read, whether
+    runs/ still holds its networks. Any other is run again, its results replaced."""
     from dataclasses import asdict
     from continuous_control.ablations import config_for
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
+    if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
+            os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
+        return False
     if json.load(open(os.path.join(folder, "config.json"))) != json.loads(json.dumps(asdict(config_for(CHANGES[variant], seed=seed)))):
         return False
     summary = json.load(open(os.path.join(folder, "summary.json")))
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
+
+
+def analyses(runs: str = RUNS) -> None:
+    """The weak arm on every full seed's policy (results/weak_arm_seeds.json), and the twin critic of
+    TWIN_CRITIC_RUN against Monte-Carlo returns (results/overestimation/), from the runs in runs/."""
+    from continuous_control.results import write_json
+    from experiments import overestimation, weak_arm
+    folder = lambda variant, seed: os.path.relpath(os.path.join(runs, variant, f"seed{seed}"), ROOT)
+    write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"),
+               weak_arm.across_seeds([folder(*run) for run in WEAK_ARM_RUNS]))
+    print(weak_arm.across_seeds_table())
+    print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 
 def launch(run: tuple, jobs: int, results: str) -> None:
@@ -144,12 +167,15 @@ def main(argv=None):
     parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-9 until "
                         "solved, the ablations for 100 episodes on seeds 0-9 (TEN_SEEDS) or 0-2")
     parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
+    parser.add_argument("--analyses", action="store_true", help=analyses.__doc__)
     parser.add_argument("--results", default=os.path.join(ROOT, "results"),
                         help="the folder that receives <variant>/seed<k>/ (default results/)")
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.import_notebook:
         return import_notebook_run()
+    if args.analyses:
+        return analyses()
     if args.one:
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs,
                        results=args.results)

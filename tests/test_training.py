@@ -279,9 +279,12 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     run reached the stop rule asked for: solved (when it stops on solving), or the episodes asked for."""
     import json
     from dataclasses import asdict
-    from experiments.run import finished
+    from experiments import run as runner
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
+    (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
+    (tmp_path / "runs" / "full" / "seed0" / "critic.pt").write_bytes(b"")
+    finished = lambda *run: runner.finished(*run, runs=str(tmp_path / "runs"))
     assert not finished(str(tmp_path), "full", 0, 200, True)            # nothing there
     config = asdict(Config(seed=0))
     (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
@@ -296,6 +299,28 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     del config["priority_window"]                                       # made by code without the field
     (folder / "config.json").write_text(json.dumps(config))
     assert not finished(str(tmp_path), "full", 0, 2, True)
+
+
+def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
+    """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
+    (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
+    import json
+    from dataclasses import asdict
+    from continuous_control.ablations import config_for
+    from continuous_control.variants import CHANGES
+    from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
+    results, runs = tmp_path / "results", tmp_path / "runs"
+    for variant, seed in (*WEAK_ARM_RUNS[:2], TWIN_CRITIC_RUN, ("uniform", 0)):
+        folder = results / variant / f"seed{seed}"
+        folder.mkdir(parents=True)
+        (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
+        (folder / "config.json").write_text(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
+    done = lambda variant, seed: finished(str(results), variant, seed, 100, False, runs=str(runs))
+    assert done("uniform", 0) and not done(*WEAK_ARM_RUNS[0]) and not done(*TWIN_CRITIC_RUN)
+    for variant, seed in (WEAK_ARM_RUNS[0], TWIN_CRITIC_RUN):
+        (runs / variant / f"seed{seed}").mkdir(parents=True)
+        (runs / variant / f"seed{seed}" / "critic.pt").write_bytes(b"")
+    assert done(*WEAK_ARM_RUNS[0]) and done(*TWIN_CRITIC_RUN) and not done(*WEAK_ARM_RUNS[1])
 
 
 @pytest.mark.parametrize("option, value", [("--jobs", "0"), ("--jobs", "-1"), ("--jobs", "x"), ("--episodes", "0"),

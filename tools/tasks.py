@@ -56,8 +56,7 @@ TASKS = {
     "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
                     "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
                     [(["experiments.run", "--all", "--jobs", "2"], {}),
-                     (["experiments.weak_arm", "--seeds"] + [f"runs/full/seed{k}" for k in range(10)], {}),
-                     (["experiments.overestimation", "--run", "runs/clipped_double_q/seed0"], {})]),
+                     (["experiments.run", "--analyses"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
         (["benchmarks.published_learner", "--report"], {})]),
