@@ -37,8 +37,25 @@ def first_episode_at(means, level: float = TARGET_SCORE):
     return int(hits[0]) + 1 if hits.size else None
 
 
+def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The processor's model name (Linux's /proc/cpuinfo, else `platform.processor()`), or "" if unknown.
+    Runs record it because the same code and seed repeat a run episode for episode on the same kind of
+    processor, not always on another: numba and torch compile for the processor at hand, so the rounding
+    may differ, and training amplifies any difference."""
+    try:
+        with open(cpuinfo) as f:
+            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
+        if names:
+            return names[0]
+    except OSError:
+        pass
+    return "" if platform.processor() in ("", platform.machine()) else platform.processor()
+
+
 def machine() -> str:
-    return f"{platform.machine()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}"
+    model = processor()
+    return (f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores, "
+            f"torch threads {torch.get_num_threads()}")
 
 
 # What can change a result: the code and the pins (the notebook's code is its text twin's; the

@@ -67,7 +67,9 @@ def repeated_by(run: dict, root: str = ROOT) -> str:
     if copies:
         return copied + ("A test (`tests/test_training.py`) checks at small size that the notebook's `train` and "
                          "`experiments/run.py` give the same scores episode for episode.")
-    return "No run in `results/` has this run's configuration and scores: the tables below come from runs of other code."
+    return ("No run in `results/` has this run's configuration and scores: the tables below come from runs of other "
+            "code or made on another kind of processor (the same code and seed repeat a run episode for episode on "
+            "the same kind, not always on another: the rounding may differ, and training amplifies it).")
 
 
 def score_row(run: dict) -> list:

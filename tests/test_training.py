@@ -2,6 +2,7 @@
 asked to resume, and is the same run from the notebook as from experiments/run.py."""
 import json
 import os
+import platform
 import shutil
 import subprocess
 import sys
@@ -374,3 +375,15 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
     assert launched[9:] and all(r[0] != "full" and r[2] == 2 for r in launched[9:])
     ten = {v for v, seed, _ in launched if seed == 9 and v != "full"}
     assert ten == set(runner.TEN_SEEDS) - {"full"} and {"n3", "n10", "per_arm_noise"} <= {v for v, s, _ in launched if s == 2}
+
+
+def test_a_run_names_its_processor(tmp_path):
+    """Runs repeat episode for episode on the same kind of processor, not always on another: the summary's
+    machine names the model, read from /proc/cpuinfo where there is one."""
+    from continuous_control import results
+    cpuinfo = tmp_path / "cpuinfo"
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\nprocessor\t: 1\nmodel name\t: Example CPU 9000\n")
+    assert results.processor(str(cpuinfo)) == "Example CPU 9000"
+    assert results.processor(str(tmp_path / "none")) in ("", platform.processor())
+    if results.processor():
+        assert f"({results.processor()})" in results.machine()
