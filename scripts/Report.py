@@ -284,14 +284,13 @@ show(report.goals_table(full))
 show(weak_arm_table())
 
 # %% [markdown]
-# Every arm-episode that falls short of the others is a goal orbiting backwards, mostly a slow
-# one: the policy tracks one orbit direction worse than the other. Mirrored into the forward
-# direction, the same backward goals score as the forward ones; mirrored the other way (the
-# control), the forward goals lose score. So the cause is in the policy, not in an arm or a goal,
+# The arm-episodes that fall furthest short of the others are goals orbiting backwards, the slow
+# ones more than the fast: the policy tracks one orbit direction worse than the other. Mirrored
+# into the forward direction, the same backward goals score as the forward ones; mirrored the
+# other way (the control), the forward goals lose score, their worst most. So the cause is in the policy, not in an arm or a goal,
 # and which arm of a seed is "the weak arm" is the accident of which arm drew slow backward goals in
 # the five evaluation episodes. The same test on every seed's exported policy, on its own
-# evaluation goals (`python -m experiments.weak_arm --seeds runs/full/seed*`, after
-# `make experiments`):
+# evaluation goals (`make experiments`, whose last step is `python -m experiments.run --analyses`):
 
 # %%
 show(across_seeds_table())

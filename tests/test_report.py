@@ -389,14 +389,15 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     assert np.std(arms["q"]) < np.std(arms["mc_return"])
     twin_critic = json.load(open(os.path.join(ROOT, "results", "overestimation", "runs-clipped_double_q-seed0.json")))
     assert twin_critic["twin_critic"] and twin_critic["q_min"] < twin_critic["mc_return"]
-    # 3.1: the weak arm-episodes are backward orbits, mostly slow; mirrored forward they score as forward
-    # goals do; the control, mirrored backward, costs the forward goals score.
+    # 3.1: the weakest arm-episodes are backward orbits, the slow ones more than the fast; mirrored forward
+    # they score as forward goals do; the control, mirrored backward, costs the forward goals score, the worst most.
     weak = json.load(open(os.path.join(ROOT, "results", "weak_arm.json")))["summary"]
     trained, forward, backward = weak["as_trained"], weak["mirrored_to_positive"], weak["mirrored_to_negative"]
-    assert trained["positive"]["worst"] > trained["negative"]["mean"] > trained["negative"]["worst"]
+    assert trained["positive"]["worst"] > trained["negative"]["worst"] and trained["positive"]["mean"] > trained["negative"]["mean"]
     assert trained["negative"]["mean_slow"] < trained["negative"]["mean_fast"]
     assert forward["negative"]["mean"] > trained["positive"]["mean"] - 0.1
-    assert backward["positive"]["mean"] < trained["positive"]["mean"] - 0.5
+    assert backward["positive"]["mean"] < trained["positive"]["mean"]
+    assert backward["positive"]["worst"] < trained["positive"]["worst"] - 1
     # 2.2: with 1-step targets and in plain DDPG, Q at episode 100 sits below the return earned; with n >= 3
     # it sits at or above the ceiling.
     q100 = lambda v: [(r["diagnostics"]["q"][99], q_reference(r["scores"]["mean"][:100], 0.99))
