@@ -122,12 +122,9 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
 def analyses(runs: str = RUNS) -> None:
     """The weak arm on every full seed's policy (results/weak_arm_seeds.json), and the twin critic of
     TWIN_CRITIC_RUN against Monte-Carlo returns (results/overestimation/), from the runs in runs/."""
-    from continuous_control.results import write_json
     from experiments import overestimation, weak_arm
     folder = lambda variant, seed: os.path.relpath(os.path.join(runs, variant, f"seed{seed}"), ROOT)
-    write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"),
-               weak_arm.across_seeds([folder(*run) for run in WEAK_ARM_RUNS]))
-    print(weak_arm.across_seeds_table())
+    weak_arm.save_across_seeds([folder(*run) for run in WEAK_ARM_RUNS])
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 

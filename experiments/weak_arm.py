@@ -136,6 +136,12 @@ def across_seeds_table(path: str = os.path.join("results", "weak_arm_seeds.json"
                           rows)
 
 
+def save_across_seeds(folders: list) -> None:
+    """`across_seeds` of these run folders into results/weak_arm_seeds.json, and its table printed."""
+    write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(folders))
+    print(across_seeds_table())
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
@@ -145,8 +151,7 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.seeds:
-        write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(args.seeds))
-        return print(across_seeds_table())
+        return save_across_seeds(args.seeds)
     out = os.path.join(ROOT, "results", "weak_arm.json")
     result = analyse(args.run, args.episodes)
     write_json(out, result)
