@@ -16,6 +16,7 @@ import glob
 import json
 import os
 import platform
+import re
 import subprocess
 from dataclasses import asdict
 
@@ -56,6 +57,13 @@ def machine() -> str:
     model = processor()
     return (f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores, "
             f"torch threads {torch.get_num_threads()}")
+
+
+def processor_of(summary: dict) -> str:
+    """The processor a run was made on, as its summary's `machine` names it (`machine()`), or "" for a
+    run that did not record it."""
+    found = re.match(r"\S+ \((.*)\), \d+ cores", summary.get("machine", ""))
+    return found.group(1) if found else ""
 
 
 # What can change a result: the code and the pins (the notebook's code is its text twin's; the

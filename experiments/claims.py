@@ -4,9 +4,9 @@
     c = compare(results, "one_step", "mean_1_100", family=11)
     c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (-1.71, ...)"
 
-**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k). The
-primary measure, named before the ten-seed runs, is the mean of episodes 1-100; the others are
-secondary. For each variant and measure: the paired differences (variant minus full agent), their
+**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k, both made
+on the same kind of processor). The primary measure, named before the ten-seed runs, is the mean of
+episodes 1-100; the others are secondary. For each variant and measure: the paired differences (variant minus full agent), their
 mean, and a 95% t-interval, widened for the `family` comparisons made on the same measure
 (Bonferroni: level 1 - 0.05 / family). A verdict (higher, lower, sooner, later) only where that
 corrected interval excludes zero; otherwise "no clear difference", which is never "no effect".
@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at
+from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at, processor_of
 
 EPISODES = WINDOW       # every variant is compared over its first 100 episodes
 MIN_SEEDS = 3           # fewer paired seeds give no verdict: with 1 or 2, chance alone sets them apart too often
@@ -122,7 +122,8 @@ TOO_FEW = "no verdict, too few seeds"
 def too_few(comparisons: list, baseline: str = "the full agent") -> str:
     """What a variant (or peer) whose comparisons all have too few seeds is told."""
     n = len(comparisons[0].seeds)
-    return f"no verdict yet: {n} seed{'s' if n > 1 else ''} in common with {baseline}, the rule needs {MIN_SEEDS}"
+    return (f"no verdict yet: {n} seed{'' if n == 1 else 's'} in common with {baseline} on the same kind of processor, "
+            f"the rule needs {MIN_SEEDS}")
 
 
 def rule_sentence(comparisons: dict) -> str:
@@ -142,20 +143,30 @@ def value(stats: dict, metric: str) -> float:
     return NEVER if v is None else v
 
 
+def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
+    """The seeds on which both have a run made on the same kind of processor (`processor_of`; two runs
+    that name none count as alike). A run repeats episode for episode on the same kind only: another
+    kind rounds differently and training amplifies it, so a pair across kinds would mix the
+    processor's effect into the variant's."""
+    def kind(v):
+        return {r["summary"]["seed"]: processor_of(r["summary"]) for r in results[v]}
+    ours, theirs = kind(variant), kind(baseline)
+    return sorted(k for k in ours.keys() & theirs.keys() if ours[k] == theirs[k])
+
+
 def compare(results: dict, variant: str, metric: str, baseline: str = "full", family: int = 1) -> Comparison:
-    """The variant against the baseline on one metric, paired by seed, by the module's rule, its interval
-    corrected for `family` comparisons."""
+    """The variant against the baseline on one metric, paired by seed (`paired_seeds`), by the module's
+    rule, its interval corrected for `family` comparisons."""
     ours = {s["seed"]: s for s in map(run_stats, results[variant])}
     theirs = {s["seed"]: s for s in map(run_stats, results[baseline])}
-    seeds = sorted(set(ours) & set(theirs))
-    if not seeds:
-        raise ValueError(f"{variant} and {baseline} share no seed")
+    seeds = paired_seeds(results, variant, baseline)
     a = [value(ours[k], metric) for k in seeds]
     b = [value(theirs[k], metric) for k in seeds]
     d = np.subtract(a, b, dtype=float)
     above, below = int(np.sum(d > 0)), int(np.sum(d < 0))
     if len(seeds) < MIN_SEEDS:
-        return Comparison(variant, metric, seeds, a, b, above, below, float(d.mean()), (np.nan, np.nan), family, TOO_FEW)
+        mean = float(d.mean()) if seeds else np.nan
+        return Comparison(variant, metric, seeds, a, b, above, below, mean, (np.nan, np.nan), family, TOO_FEW)
     lo, hi = t_interval(d, 1 - ALPHA / family)
     verdict = "no clear difference"
     if lo > 0:
@@ -175,8 +186,7 @@ def better(c: Comparison) -> bool | None:
 def family_size(results: dict, variants, baseline: str = "full") -> int:
     """The comparisons corrected together on one measure: the variants with MIN_SEEDS seeds or more in
     common with the baseline (at least 1)."""
-    base = {r["summary"]["seed"] for r in results[baseline]}
-    return max(sum(len(base & {r["summary"]["seed"] for r in results[v]}) >= MIN_SEEDS for v in variants), 1)
+    return max(sum(len(paired_seeds(results, v, baseline)) >= MIN_SEEDS for v in variants), 1)
 
 
 def all_comparisons(results: dict) -> dict:
@@ -286,10 +296,8 @@ def paired_family(results: dict, metric: str, variants=None, baseline: str = "fu
     """Every variant (default: all with results) against the baseline on `metric`, by `compare` with the
     family's correction, and beside it the uncorrected interval, Holm's p, the IQMs and P(improvement)."""
     variants = [v for v in (variants or results) if v != baseline and v in results]
-    base = {r["summary"]["seed"] for r in results[baseline]}
     family = family_size(results, variants, baseline)
-    cs = [compare(results, v, metric, baseline, family) for v in variants
-          if base & {r["summary"]["seed"] for r in results[v]}]
+    cs = [compare(results, v, metric, baseline, family) for v in variants if paired_seeds(results, v, baseline)]
     judged = [c for c in cs if c.verdict != TOO_FEW]
     holm_of = dict(zip((c.variant for c in judged),
                        holm([t_p_value(np.subtract(c.variant_values, c.full_values)) for c in judged])))

@@ -66,9 +66,9 @@ def timed_alike(results: dict, name: str) -> bool:
 
 
 def paired(results: dict, name: str) -> bool:
-    """Whether the peer has a seed in common with the full agent's runs (a comparison needs one)."""
-    seeds = {run["summary"]["seed"] for run in results["full"]}
-    return any(run["summary"]["seed"] in seeds for run in results[name])
+    """Whether the peer has a seed in common with the full agent's runs, made on the same kind of
+    processor (a comparison needs one)."""
+    return bool(claims.paired_seeds(results, name))
 
 
 def comparisons(results: dict) -> dict:
@@ -116,7 +116,7 @@ def row(name: str, runs: list, verdicts: dict) -> list:
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f})",
             ", ".join(str(s) if s else f"not by {WINDOW}" for s in solved),
             minutes(runs, get("minutes")), evaluation,
-            verdicts.get(name, "(the reference)" if name == "full" else "(no seed in common with the agent's runs)")]
+            verdicts.get(name, "(the reference)" if name == "full" else "(no seed in common with the agent's runs on the same kind of processor)")]
 
 
 def minutes(runs: list, values: list) -> str:

@@ -129,12 +129,15 @@ def column(path, name, rows=100):
 def test_each_comparison_matches_the_saved_scores_and_the_rule():
     """Recomputed here from the CSV files with the csv module and scipy, not with the module under test."""
     from scipy import stats
-    full_seeds = {r["summary"]["seed"] for r in RESULTS["full"]}
-    family = sum(len(full_seeds & {r["summary"]["seed"] for r in runs}) >= 3 for v, runs in RESULTS.items() if v != "full")
-    for variant, runs in RESULTS.items():
-        if variant == "full":
+    def made_on(runs):            # {seed: the machine's first part, "x86_64 (its processor)"}
+        return {r["summary"]["seed"]: r["summary"]["machine"].split(", ")[0] for r in runs}
+    full = made_on(RESULTS["full"])
+    pairs = {v: sorted(k for k, kind in made_on(runs).items() if full.get(k) == kind)
+             for v, runs in RESULTS.items() if v != "full"}
+    family = sum(len(seeds) >= 3 for seeds in pairs.values())
+    for variant, seeds in pairs.items():
+        if not seeds:
             continue
-        seeds = sorted(full_seeds & {r["summary"]["seed"] for r in runs})
         ours = [np.mean(column(f"results/{variant}/seed{k}/scores.csv", "mean")[:100]) for k in seeds]
         theirs = [np.mean(column(f"results/full/seed{k}/scores.csv", "mean")[:100]) for k in seeds]
         c = claims.all_comparisons(RESULTS)[variant][list(claims.METRICS).index("mean_1_100")]
@@ -260,6 +263,25 @@ def test_fewer_than_three_paired_seeds_give_no_verdict(tmp_path):
     results = results_from(tmp_path, [36, 37], [30, 31])
     (p,) = claims.paired_family(results, "mean_91_100", ["v"])
     assert p.verdict == claims.TOO_FEW and "too few seeds" in p.text
+
+
+def test_runs_pair_only_when_made_on_the_same_kind_of_processor(tmp_path):
+    """A variant's seed made on another processor than the full agent's same seed is left out of the
+    pairs, the family and the verdict; runs that name no processor pair with each other."""
+    kinds = ["x86_64 (Chip A), 2 cores, torch threads 1", "x86_64 (Chip B), 2 cores, torch threads 1"]
+    results = {"full": [fake_run(tmp_path / "full" / str(k), k, ramp(36 + k), machine=kinds[0]) for k in range(4)],
+               "v": [fake_run(tmp_path / "v" / str(k), k, ramp(30 + k), machine=kinds[k == 3]) for k in range(4)],
+               "w": [fake_run(tmp_path / "w" / str(k), k, ramp(30 + k)) for k in range(4)]}
+    assert claims.paired_seeds(results, "v") == [0, 1, 2] and claims.paired_seeds(results, "w") == []
+    c = claims.compare(results, "v", "mean_91_100")
+    assert c.seeds == [0, 1, 2] and c.verdict == "lower"
+    assert claims.family_size(results, ["v", "w"]) == 1
+    assert [p.variant for p in claims.paired_family(results, "mean_91_100")] == ["v"]
+    none = claims.compare(results, "w", "mean_91_100")
+    assert none.verdict == claims.TOO_FEW and none.seeds == []
+    assert "0 seeds in common with the full agent on the same kind of processor" in claims.too_few([none])
+    results["w"][0]["summary"]["machine"] = results["full"][0]["summary"]["machine"] = "x86_64, 2 cores, torch threads 1"
+    assert claims.paired_seeds(results, "w") == [0]
 
 
 def test_the_score_goals_are_read_from_the_seeds(tmp_path):

@@ -391,7 +391,7 @@ def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
     results = fake_set(tmp_path / "a", {"full": [36, 37, 38], "td3": [20, 21, 22]})
     results["sac"] = fake_set(tmp_path / "b", {"sac": [0] * 5 + [35]}, seeds=(5,))["sac"]
     rows = rows_of(side.peers_table(results))
-    assert rows[2][-1] == "(no seed in common with the agent's runs)" and "clearly worse" in rows[1][-1]
+    assert rows[2][-1] == "(no seed in common with the agent's runs on the same kind of processor)" and "clearly worse" in rows[1][-1]
     assert [r[0] for r in rows_of(side.peers_intervals(results))] == [side.LABELS["td3"]]
 
 
@@ -399,5 +399,5 @@ def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
     """However far apart: one or two seeds are too few for the rule (claims.MIN_SEEDS)."""
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(0, 1))
     rows = rows_of(side.peers_table(results))
-    assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent, the rule needs 3"
+    assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent on the same kind of processor, the rule needs 3"
     assert rows_of(side.peers_intervals(results))[0][-1] == claims.TOO_FEW
