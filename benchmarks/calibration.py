@@ -22,6 +22,7 @@ import time
 
 import numpy as np
 
+from continuous_control.results import host
 from reacher import ReacherEnvironment, play, scripted_actions
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -175,7 +176,7 @@ def main(argv=None):
         label = args.label or f"{model}" + (" (chosen)" if model == DEFAULT_JOINT_MODEL else "")
         record = {"label": label, "joint_model": model, "default": DEFAULT_JOINT_MODEL if joint_model else None,
                   "episodes": args.episodes, "seconds": round(time.perf_counter() - start, 1),
-                  "machine": f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}",
+                  "machine": f"{host()}, Python {platform.python_version()}",
                   "results": result}
         name = label.split(" (")[0].replace(" ", "_")
         json.dump(record, open(os.path.join(RESULTS, f"{name}.json"), "w"), indent=1)

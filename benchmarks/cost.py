@@ -20,7 +20,7 @@ import time
 
 import numpy as np
 
-from continuous_control.results import ROOT, write_json
+from continuous_control.results import ROOT, host, write_json
 
 SHORT_RUN = ["-m", "benchmarks.short_run", "--episodes", "4", "--set", "fast_episodes=1"]
 TIMEOUT = 1800          # seconds for one short run: a bound on every wait
@@ -55,7 +55,7 @@ def main(argv=None):
     result = {"change": args.set, "short_run": " ".join(SHORT_RUN[1:]), "pairs": args.pairs, "runs": runs,
               "ratio_median": {k: float(np.median(v)) for k, v in ratios.items()},
               "ratio_range": {k: [float(min(v)), float(max(v))] for k, v in ratios.items()}, "ratios": ratios,
-              "machine": f"{platform.machine()}, {os.cpu_count()} cores, {platform.python_version()}",
+              "machine": f"{host()}, Python {platform.python_version()}",
               "load_average_at_end": os.getloadavg()[0], "date": time.strftime("%Y-%m-%d")}
     path = write_json(os.path.join(args.out, f"cost_{label}.json"), result)
     print(f"{' '.join(args.set)} against the default, {args.pairs} pairs: wall time x{result['ratio_median']['wall']:.2f} "

@@ -16,6 +16,7 @@ import time
 
 import numpy as np
 
+from continuous_control.results import host
 from reacher import BRAIN_NAME, BUILT_IN_EXECUTABLE, ReacherEnvironment
 
 CLIENT = """
@@ -58,7 +59,7 @@ def main():
     parser.add_argument("--steps", type=int, default=5005)
     parser.add_argument("--client-steps", type=int, default=300)
     args = parser.parse_args()
-    machine = f"{platform.processor() or platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    machine = f"{host()}, Python {platform.python_version()}"
     print(f"machine: {machine}")
     rates = [in_process(args.steps) for _ in range(3)]
     print(f"in-process, 20 agents: {np.median(rates):,.0f} steps/s (median of 3 runs of {args.steps}; "

@@ -27,7 +27,7 @@ import torch
 from continuous_control import agent as lesson
 from continuous_control.checkpoints import save_checkpoint, wait_for_checkpoint
 from continuous_control.config import parse_overrides as parse_overrides_of
-from continuous_control.results import ROOT
+from continuous_control.results import ROOT, host
 from reacher import ReacherEnvironment
 
 # (class, method, phase): what is timed. A phase's time excludes the timed calls inside it.
@@ -141,8 +141,7 @@ def main(argv=None):
     args = parser.parse_args(argv)
     overrides = parse_overrides(args.set)
     torch.set_num_threads(1)                      # as the notebook trains
-    machine = (f"{platform.machine()}, {os.cpu_count()} cores, Python {platform.python_version()}, "
-               f"torch {torch.__version__}, 1 torch thread")
+    machine = f"{host()}, Python {platform.python_version()}, torch {torch.__version__}, 1 torch thread"
     out = os.path.join(ROOT, "results", "benchmarks")
     os.makedirs(out, exist_ok=True)
     for bucket, result in profile(warmup_episodes=args.warmup_episodes, **overrides)[0].items():

@@ -53,10 +53,15 @@ def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
     return "" if platform.processor() in ("", platform.machine()) else platform.processor()
 
 
-def machine() -> str:
+def host() -> str:
+    """The architecture, the processor (`processor`) and the cores: "x86_64 (Example CPU), 2 cores"."""
     model = processor()
-    return (f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores, "
-            f"torch threads {torch.get_num_threads()}")
+    return f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores"
+
+
+def machine() -> str:
+    """What a run's summary records of the machine: `host()` and torch's threads."""
+    return f"{host()}, torch threads {torch.get_num_threads()}"
 
 
 def processor_of(summary: dict) -> str:

@@ -388,6 +388,7 @@ def test_a_run_names_its_processor(tmp_path):
     if results.processor():
         assert f"({results.processor()})" in results.machine()
     assert results.processor_of({"machine": results.machine()}) == results.processor()
+    assert results.machine().startswith(results.host() + ", ")
     assert results.processor_of({"machine": "x86_64 (Intel(R) Xeon(R) Processor), 2 cores, torch threads 1"}) == \
         "Intel(R) Xeon(R) Processor"
     assert results.processor_of({"machine": "x86_64, 2 cores, torch threads 1"}) == ""
