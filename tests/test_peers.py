@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from benchmarks import peers
-from continuous_control.results import load_run
+from continuous_control.results import load_run, processor_of
 from experiments import claims
 from experiments import peers as side
 from test_claims import fake_run, ramp
@@ -46,20 +46,20 @@ def test_a_run_on_another_schedule_is_not_finished(tmp_path):
     for name, seed in (("td3", 0), ("td3_zoo", 0), ("sac_like", 3)):
         folder = tmp_path / name / f"seed{seed}"
         folder.mkdir(parents=True)
-        assert not peers.finished(str(tmp_path), name, seed)
+        assert not peers.finished(str(tmp_path), name, seed, here="")
         algo, _, settings = peers.PEERS[name]
         config = {"schedule": asdict(peers.schedule_of(name)), "settings": settings,
                   "set_hyperparameters": peers.SETTINGS[settings](algo)[0]}
         write = lambda c: (folder / "config.json").write_text(json.dumps(c))
-        (folder / "summary.json").write_text("{}")
+        (folder / "summary.json").write_text("{}")            # names no processor, as here=""
         write(config)
-        assert peers.finished(str(tmp_path), name, seed)
+        assert peers.finished(str(tmp_path), name, seed, here="")
         write({**config, "schedule": {**config["schedule"], "later": 4}})
-        assert not peers.finished(str(tmp_path), name, seed)
+        assert not peers.finished(str(tmp_path), name, seed, here="")
         write({**config, "set_hyperparameters": {**config["set_hyperparameters"], "batch_size": 128}})
-        assert not peers.finished(str(tmp_path), name, seed)
+        assert not peers.finished(str(tmp_path), name, seed, here="")
         write({**config, "settings": "like" if settings == "zoo" else "zoo"})
-        assert not peers.finished(str(tmp_path), name, seed)
+        assert not peers.finished(str(tmp_path), name, seed, here="")
 
 
 @pytest.mark.skipif(peers.SMOKE, reason="SMOKE size shrinks today's schedule")
@@ -74,16 +74,19 @@ def test_the_saved_td3_and_sac_results_are_still_finished(tmp_path):
                                    "policy_kwargs": {"net_arch": [400, 300]}, "action_noise_std": 0.1}}
     folder = tmp_path / "td3" / "seed0"
     folder.mkdir(parents=True)
-    (folder / "summary.json").write_text("{}")
+    (folder / "summary.json").write_text(json.dumps({"machine": "x86_64 (Chip A), 2 cores, torch threads 1"}))
     (folder / "config.json").write_text(json.dumps(old))
-    assert peers.finished(str(tmp_path), "td3", 0)
+    assert peers.finished(str(tmp_path), "td3", 0, here="Chip A")
+    assert not peers.finished(str(tmp_path), "td3", 0, here="Chip B")     # made on another kind of processor
     old["schedule"]["fast_until"] = 37.0                # fast episodes that ended at a score: another run
     (folder / "config.json").write_text(json.dumps(old))
-    assert not peers.finished(str(tmp_path), "td3", 0)
+    assert not peers.finished(str(tmp_path), "td3", 0, here="Chip A")
     for name in ("td3", "sac", "td3_zoo", "sac_zoo"):  # the project's own results, where present
         for seed in (0, 1, 2):
-            if os.path.exists(os.path.join(peers.RESULTS, name, f"seed{seed}", "summary.json")):
-                assert peers.finished(peers.RESULTS, name, seed), (name, seed)
+            summary = os.path.join(peers.RESULTS, name, f"seed{seed}", "summary.json")
+            if os.path.exists(summary):
+                made_on = processor_of(json.load(open(summary)))
+                assert peers.finished(peers.RESULTS, name, seed, here=made_on), (name, seed)
 
 
 def test_each_peer_is_an_algorithm_a_schedule_and_settings():
