@@ -38,7 +38,7 @@ SHAPING = ("reacher.physics", "reacher.physx", "reacher.environment", "continuou
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be resumed: damaged, refused, or made by other code."""
+    """A checkpoint that cannot be resumed: damaged, refused, or made by other code or on another processor."""
 REPLAY = ("states", "actions", "returns", "next_states", "discounts")
 RECORDED = ("born", "replayed")                # the Recorder's arrays, one entry per stored transition
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
@@ -126,8 +126,11 @@ def module_fingerprint(name: str) -> str:
 
 
 def run_fingerprint(agent_fingerprint: str) -> dict:
-    """What a checkpoint must match to be resumed: the agent's code and that of every SHAPING module."""
-    return {"agent (the notebook's train)": agent_fingerprint, **{name: module_fingerprint(name) for name in SHAPING}}
+    """What a checkpoint must match to be resumed: the agent's code, that of every SHAPING module, and the
+    kind of processor (a run resumes to the same scores only on the kind that began it)."""
+    from .results import processor
+    return {"agent (the notebook's train)": agent_fingerprint, **{name: module_fingerprint(name) for name in SHAPING},
+            "processor": processor()}
 
 
 def _random_state(agent, env) -> dict:
@@ -262,8 +265,9 @@ def load_checkpoint(folder: str, agent, env, fingerprint: dict, record=None):
         theirs = state["code"] if isinstance(state["code"], dict) else {}
         changed = [name for name in fingerprint if theirs.get(name) != fingerprint[name]]
         raise CheckpointError(
-            f"The checkpoint in {folder} was made by other code: {', '.join(changed)} changed since. Resuming would "
-            f"mix two versions in one run. Start afresh (RESUME=0, which sets it aside), or go back to that code.")
+            f"The checkpoint in {folder} was made by other code or on another kind of processor: {', '.join(changed)} "
+            f"changed since. Resuming would mix two versions in one run. Start afresh (RESUME=0, which sets it aside), "
+            f"or go back to that code and machine.")
     m = agent.memory
     n = state["memory"]["size"]
     for name in REPLAY:

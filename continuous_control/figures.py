@@ -8,7 +8,7 @@
 """
 import numpy as np
 
-from .results import TARGET_SCORE, WINDOW
+from .results import TARGET_SCORE, WINDOW, paired_seeds
 from .variants import LABELS, VARIANTS
 
 # The full agent in C0, every other variant in a color of its own.
@@ -128,15 +128,16 @@ def plot_variants(results: dict, ax, episodes: int = WINDOW) -> None:
 
 
 def plot_ablations(results: dict, episodes: int = WINDOW):
-    """One panel per ablation, each against the full agent on the ablation's own seeds."""
+    """One panel per ablation, each against the full agent on the seeds they pair on (`results.paired_seeds`)."""
     import matplotlib.pyplot as plt
     others = [v for v in results if v != "full"]
     rows = max(1, (len(others) + 1) // 2)
     fig, axes = plt.subplots(rows, 2, figsize=(11, 3.2 * rows + 0.6), sharex=True, sharey=True, squeeze=False)
     for ax, variant in zip(axes.flat, others):
-        seeds = {run["summary"]["seed"] for run in results[variant]}
+        seeds = set(paired_seeds(results, variant)) if "full" in results else set()
         full = [run for run in results.get("full", []) if run["summary"]["seed"] in seeds]
-        plot_variants({"full": full, variant: results[variant]} if full else {variant: results[variant]}, ax, episodes)
+        ours = [run for run in results[variant] if run["summary"]["seed"] in seeds]
+        plot_variants({"full": full, variant: ours} if full else {variant: results[variant]}, ax, episodes)
         ax.set_title(LABELS[variant], fontsize=10)
     for ax in axes.flat[len(others):]:
         ax.axis("off")

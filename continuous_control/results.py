@@ -67,7 +67,7 @@ def machine() -> str:
 def processor_of(summary: dict) -> str:
     """The processor a run was made on, as its summary's `machine` names it (`machine()`), or "" for a
     run that did not record it."""
-    found = re.match(r"\S+ \((.*)\), \d+ cores", summary.get("machine", ""))
+    found = re.match(r"\S+ \((.*)\), \S+ cores", summary.get("machine", ""))
     return found.group(1) if found else ""
 
 
@@ -99,6 +99,17 @@ def code_version(root: str = ROOT) -> str:
     if not commit:
         return "unknown"
     return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
+
+
+def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
+    """The seeds on which both have a run made on the same kind of processor (`processor_of`; two runs
+    that name none count as alike). A run repeats episode for episode on the same kind only: another
+    kind rounds differently and training amplifies it, so a pair across kinds would mix the
+    processor's effect into the variant's."""
+    def kind(v):
+        return {r["summary"]["seed"]: processor_of(r["summary"]) for r in results[v]}
+    ours, theirs = kind(variant), kind(baseline)
+    return sorted(k for k in ours.keys() & theirs.keys() if ours[k] == theirs[k])
 
 
 def export_policy(agent, path: str, state_size: int) -> None:

@@ -18,7 +18,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at, processor_of
+from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at, paired_seeds
 
 EPISODES = WINDOW       # every variant is compared over its first 100 episodes
 MIN_SEEDS = 3           # fewer paired seeds give no verdict: with 1 or 2, chance alone sets them apart too often
@@ -107,6 +107,8 @@ class Comparison:
     def text(self) -> str:
         name = METRICS[self.metric][0] if self.metric in METRICS else self.metric
         n = len(self.seeds)
+        if self.verdict == TOO_FEW and not n:
+            return f"{name}: {TOO_FEW} (no seed in common made on the same kind of processor; the rule needs {MIN_SEEDS})"
         if self.verdict == TOO_FEW:
             return (f"{name}: {TOO_FEW} ({span(self.metric, self.variant_values, 2)} against "
                     f"{span(self.metric, self.full_values, 2)} on {n} seed{'s' if n > 1 else ''}; the rule needs {MIN_SEEDS})")
@@ -141,17 +143,6 @@ def rule_sentence(comparisons: dict) -> str:
 def value(stats: dict, metric: str) -> float:
     v = stats[metric]
     return NEVER if v is None else v
-
-
-def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
-    """The seeds on which both have a run made on the same kind of processor (`processor_of`; two runs
-    that name none count as alike). A run repeats episode for episode on the same kind only: another
-    kind rounds differently and training amplifies it, so a pair across kinds would mix the
-    processor's effect into the variant's."""
-    def kind(v):
-        return {r["summary"]["seed"]: processor_of(r["summary"]) for r in results[v]}
-    ours, theirs = kind(variant), kind(baseline)
-    return sorted(k for k in ours.keys() & theirs.keys() if ours[k] == theirs[k])
 
 
 def compare(results: dict, variant: str, metric: str, baseline: str = "full", family: int = 1) -> Comparison:

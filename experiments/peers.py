@@ -52,15 +52,15 @@ def _checked(results: dict) -> dict:
 
 
 def all_solved(results: dict, name: str) -> bool:
-    """Whether every run of the peer and of the full agent on the peer's seeds solved the task."""
-    seeds = {run["summary"]["seed"] for run in results[name]}
+    """Whether every run of the peer and of the full agent on their paired seeds solved the task."""
+    seeds = set(claims.paired_seeds(results, name))
     return all(run["summary"]["solved_at"] for n in (name, "full") for run in results[n]
                if run["summary"]["seed"] in seeds)
 
 
 def timed_alike(results: dict, name: str) -> bool:
-    """Whether the peer's runs and the full agent's on its seeds all shared the machine alike."""
-    seeds = {run["summary"]["seed"] for run in results[name]}
+    """Whether the peer's runs and the full agent's on their paired seeds all shared the machine alike."""
+    seeds = set(claims.paired_seeds(results, name))
     return len({run["summary"].get("concurrent_runs", 1) for n in (name, "full") for run in results[n]
                 if run["summary"]["seed"] in seeds}) == 1
 

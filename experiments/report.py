@@ -268,9 +268,9 @@ def stills_figure(frames: list, count: int = 4):
 # --- 5. Ablations ----------------------------------------------------------------------------
 
 def paired(results: dict) -> dict:
-    """The results with the full agent cut to the seeds the ablations ran (all of its runs if
-    there is no ablation)."""
-    seeds = {run["summary"]["seed"] for v, runs in results.items() if v != "full" for run in runs}
+    """The results with the full agent cut to the seeds the ablations pair with (`claims.paired_seeds`:
+    the same seed, made on the same kind of processor); all of its runs if none pairs."""
+    seeds = {k for v in results if v != "full" and "full" in results for k in claims.paired_seeds(results, v)}
     if not seeds:
         return dict(results)
     cut = {v: [r for r in runs if v != "full" or r["summary"]["seed"] in seeds] for v, runs in results.items()}
@@ -352,17 +352,21 @@ def measures_table(results: dict) -> str:
     return markdown_table(["variant"] + [METRICS[m][0] for m in METRICS], rows) if rows else "(no ablation results yet)"
 
 
-def mean_over_seeds(results: dict, variant: str) -> float:
-    """The mean of episodes 1-100, averaged over the variant's paired seeds."""
-    return float(np.mean([run_stats(r)["mean_1_100"] for r in paired(results)[variant]]))
+def mean_over_seeds(results: dict, variant: str, seeds: set) -> float:
+    """The variant's mean of episodes 1-100, averaged over `seeds`."""
+    return float(np.mean([run_stats(r)["mean_1_100"] for r in results[variant] if r["summary"]["seed"] in seeds]))
 
 
 def gap_decomposition(results: dict) -> str:
-    """The gap from the full agent to plain DDPG, split at the 1-step variant (means over the paired seeds)."""
+    """The gap from the full agent to plain DDPG, split at the 1-step variant: means over the seeds on
+    which all three pair (`claims.paired_seeds`)."""
     if not {"full", "one_step", "plain"} <= set(results):
         return "(needs the full agent, the 1-step variant and plain DDPG in `results/`)"
-    full, one, plain = (mean_over_seeds(results, v) for v in ("full", "one_step", "plain"))
-    return (f"Full agent {full:.2f}, 1-step {one:.2f}, plain DDPG {plain:.2f}. Removing the $n$-step target changes "
+    seeds = set(claims.paired_seeds(results, "one_step")) & set(claims.paired_seeds(results, "plain"))
+    if not seeds:
+        return "(needs the full agent, the 1-step variant and plain DDPG on common seeds, made on one kind of processor)"
+    full, one, plain = (mean_over_seeds(results, v, seeds) for v in ("full", "one_step", "plain"))
+    return (f"Seeds {claims.seed_list(sorted(seeds))}. Full agent {full:.2f}, 1-step {one:.2f}, plain DDPG {plain:.2f}. Removing the $n$-step target changes "
             f"the mean by {one - full:+.2f} (full to 1-step); removing prioritized replay and NoisyNet as well, at "
             f"$n = 1$, by {plain - one:+.2f} (1-step to plain); all three together by {plain - full:+.2f} (full to "
             "plain). These are differences of means over the seeds; the interval tables above say which of them the seeds resolve.")

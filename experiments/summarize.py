@@ -138,12 +138,12 @@ def ablations_block() -> str:
     comparisons = all_comparisons(results)
     if not comparisons:
         return "(no ablations yet: `make experiments`)"
-    rows = [[LABELS[v], len(results[v]), summary_line(cs)] for v, cs in comparisons.items()]
+    rows = [[LABELS[v], len(cs[0].seeds), summary_line(cs)] for v, cs in comparisons.items()]
     primary = [[LABELS[row[0]]] + row[1:] for row in interval_rows(results)]
     return (f"{describe_runs([r for runs in results.values() for r in runs])} {rule_sentence(comparisons)}\n\n"
             + "The primary measure, the mean of episodes 1-100:\n\n" + markdown_table(INTERVAL_HEADER, primary)
             + "\n\nEvery measure:\n\n"
-            + markdown_table(["variant", "seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
+            + markdown_table(["variant", "paired seeds", "against the full agent, paired by seed (rule: experiments/claims.py)"], rows))
 
 
 def peers_block() -> str:

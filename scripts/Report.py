@@ -358,7 +358,8 @@ plt.show()
 # from the saved scores. A variant is compared with the full agent **seed by seed**, seed $k$ against
 # seed $k$ made on the **same kind of processor**: the same code and seed repeat a run episode for
 # episode on one kind, but another kind may round differently and training amplifies it, so a pair
-# across kinds would add the processor's effect to the variant's. The paired
+# across kinds would add the processor's effect to the variant's (runs made before runs recorded
+# their processor pair with each other, as they did before). The paired
 # differences $d_k$ (variant minus full agent on seed $k$, over $K$ paired seeds), their mean
 # $\bar d$, and the 95% t-interval $\bar d \pm t_{1-0.05/(2m),\,K-1}\, s_d / \sqrt{K}$, **widened
 # for the $m$ variants** compared on the same measure (Bonferroni). A variant is called better or

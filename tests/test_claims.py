@@ -129,8 +129,8 @@ def column(path, name, rows=100):
 def test_each_comparison_matches_the_saved_scores_and_the_rule():
     """Recomputed here from the CSV files with the csv module and scipy, not with the module under test."""
     from scipy import stats
-    def made_on(runs):            # {seed: the machine's first part, "x86_64 (its processor)"}
-        return {r["summary"]["seed"]: r["summary"]["machine"].split(", ")[0] for r in runs}
+    def made_on(runs):            # {seed: the machine up to its cores, "x86_64 (its processor)"}
+        return {r["summary"]["seed"]: r["summary"]["machine"].rsplit(" cores", 1)[0].rsplit(", ", 1)[0] for r in runs}
     full = made_on(RESULTS["full"])
     pairs = {v: sorted(k for k, kind in made_on(runs).items() if full.get(k) == kind)
              for v, runs in RESULTS.items() if v != "full"}
@@ -280,6 +280,8 @@ def test_runs_pair_only_when_made_on_the_same_kind_of_processor(tmp_path):
     none = claims.compare(results, "w", "mean_91_100")
     assert none.verdict == claims.TOO_FEW and none.seeds == []
     assert "0 seeds in common with the full agent on the same kind of processor" in claims.too_few([none])
+    assert "no seed in common made on the same kind of processor" in none.text
+    assert set(report.paired(results)) == {"full", "v", "w"} and len(report.paired(results)["full"]) == 3
     results["w"][0]["summary"]["machine"] = results["full"][0]["summary"]["machine"] = "x86_64, 2 cores, torch threads 1"
     assert claims.paired_seeds(results, "w") == [0]
 

@@ -96,7 +96,15 @@ def test_a_change_to_the_physics_is_not_resumed_and_named(saved, tmp_path, monke
     real = checkpoints.module_fingerprint
     monkeypatch.setattr(checkpoints, "module_fingerprint",
                         lambda name: real(name) + ("x" if name == "reacher.physics" else ""))
-    with pytest.raises(checkpoints.CheckpointError, match=r"other code: reacher.physics changed"):
+    with pytest.raises(checkpoints.CheckpointError, match=r"processor: reacher.physics changed"):
+        one_episode(tmp_path, resume=True)
+
+
+def test_a_checkpoint_made_on_another_kind_of_processor_is_not_resumed(saved, tmp_path, monkeypatch):
+    """A run resumes to the same scores only on the kind of processor that began it."""
+    from continuous_control import results
+    monkeypatch.setattr(results, "processor", lambda *args: "Another CPU 1000")
+    with pytest.raises(checkpoints.CheckpointError, match=r"processor: processor changed since"):
         one_episode(tmp_path, resume=True)
 
 

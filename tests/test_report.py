@@ -252,9 +252,12 @@ def test_gap_decomposition_splits_the_gap_at_one_step(tmp_path):
     results = {v: [fake_run(tmp_path / v / str(k), k, flat(x)) for k in range(3)]
                for v, x in {"full": 36, "one_step": 33, "plain": 32}.items()}
     text = report.gap_decomposition(results)
-    assert text.startswith("Full agent 36.00, 1-step 33.00, plain DDPG 32.00.")
+    assert text.startswith("Seeds 0-2. Full agent 36.00, 1-step 33.00, plain DDPG 32.00.")
     assert "by -3.00 (full to 1-step)" in text and "by -1.00 (1-step to plain)" in text and "by -4.00 (full to plain)" in text
     assert report.gap_decomposition({"full": results["full"]}).startswith("(needs")
+    results["plain"][2]["summary"]["machine"] = "x86_64 (Another CPU), 2 cores, torch threads 1"
+    results["one_step"] = results["one_step"][:2] + [fake_run(tmp_path / "late" / "2", 2, flat(20))]
+    assert report.gap_decomposition(results).startswith("Seeds 0, 1. Full agent 36.00, 1-step 33.00, plain DDPG 32.00.")
 
 
 # --- 6, 7: calibration and published results (the committed files) --------------------------

@@ -160,7 +160,7 @@ def test_a_checkpoint_of_another_configuration_is_set_aside_and_one_of_other_cod
     assert os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
     original = Agent.learn
     monkeypatch.setattr(Agent, "learn", lambda self: original(self))          # other code, same configuration
-    with pytest.raises(checkpoints.CheckpointError, match=r"made by other code: agent \(the notebook's train\) changed"):
+    with pytest.raises(checkpoints.CheckpointError, match=r"made by other code or on another kind of processor: agent \(the notebook's train\) changed"):
         run(tmp_path, 1, resume=True, n_step=3)
     assert os.path.exists(tmp_path / "resume" / checkpoints.FILE)          # nothing set aside or deleted
 
@@ -393,3 +393,5 @@ def test_a_run_names_its_processor(tmp_path):
     assert results.processor_of({"machine": "x86_64 (Intel(R) Xeon(R) Processor), 2 cores, torch threads 1"}) == \
         "Intel(R) Xeon(R) Processor"
     assert results.processor_of({"machine": "x86_64, 2 cores, torch threads 1"}) == ""
+    assert results.processor_of({"machine": "x86_64 (AMD EPYC 7B13 64-Core, rev 2), None cores, torch threads 1"}) == \
+        "AMD EPYC 7B13 64-Core, rev 2"
