@@ -203,8 +203,8 @@ show(report.interval_table(results, variants=("full", "all_time_max_priority", "
 # prioritization is the choice among stored transitions by their TD errors, and on the primary measure
 # that variant scores as uniform replay does, its interval holding zero near its middle. The full
 # agent, whose rule draws the new transitions first, scored above uniform replay in most of its ten
-# seeds, and its plain 95% interval lies above zero; widened for the comparisons of this table it
-# holds zero, so no verdict. On this evidence prioritized replay has not shown that it earns its
+# seeds, but its 95% interval holds zero, and so does the interval widened for the comparisons of
+# this table: no verdict. On this evidence prioritized replay has not shown that it earns its
 # place at this replay ratio; if it helps, what carries it is that it replays the newest transitions
 # first, not its choice among the old ones.
 
@@ -272,8 +272,9 @@ show(report.goals_table(full))
 # %% [markdown]
 # ### 3.1 The weak arm
 #
-# Without noise most arms of a policy score close to the most possible, but in some seeds one
-# arm of twenty scores well below the others. Each arm's goal orbits at a random speed, one way
+# Without noise most arm-episodes of a policy score close to the most possible, but a few score
+# well below the rest, and the worst arm of a seed (section 3's table) is the arm that drew them in
+# its five evaluation episodes. Each arm's goal orbits at a random speed, one way
 # or the other (the sign of the goal speed, the last observation). `experiments/weak_arm.py`
 # plays the solving run's noise-free policy on unseen goals and splits the arm-episodes by the
 # direction of their goal's orbit; then it plays the same policy with the Reacher's mirror
@@ -296,13 +297,14 @@ show(weak_arm_table())
 show(across_seeds_table())
 
 # %% [markdown]
-# The weaker direction differs between seeds: mostly backward orbits, but in some seeds the
-# forward ones, and a seed whose two directions score alike has no weak arm. So mirroring at
-# evaluation into one fixed direction is no fix: it lifts the seeds that are weak backwards and
-# can cost the others their worst arm. The fix belongs in training: the variant `mirror` mirrors
-# states, actions and stored transitions so that the networks learn one direction only, and
-# section 5.1 compares it with the full agent when its runs are in (the variants table says
-# which have run).
+# The weaker direction differs between seeds, backward in some and forward in others. So mirroring
+# at evaluation into one fixed direction is no fix: whichever direction is chosen, some seed's worst
+# arm loses score. A fix would have to come from training: the variant `mirror` mirrors states,
+# actions and stored transitions so that the networks see one direction only, which makes the policy
+# symmetric by construction (a test checks it). Yet its noise-free worst arm falls below 37 in some
+# of its seeds, which no seed of the full agent on the same processor does (section 5.1 pairs them
+# on every measure). So the learned asymmetry is one cause of the arm-episodes far below the rest,
+# not the only one, and removing it in training did not remove them.
 
 # %% [markdown]
 # ## 4. What the replay shows: the trained arms
@@ -513,9 +515,11 @@ plt.show()
 # * **The critic's overestimation** (section 2.2) has a known remedy, clipped double-Q, whose ten
 #   seeds section 5.2 judges; a smaller $n$ late in training, or $\lambda$-returns over the stored
 #   windows, would attack the part of it that comes with the $n$-step target.
-# * **A symmetric policy.** The weak arm (section 3.1) is a policy that tracks one orbit direction
-#   worse; training on mirrored goals (the variant `mirror`), or adding each transition's mirror
-#   image to the buffer, would remove the asymmetry at its source.
+# * **The arm-episodes far below the rest** (section 3.1). A policy that tracks one orbit direction
+#   worse explains some of them, but a policy symmetric by construction (the variant `mirror`) still
+#   has them. Following those arm-episodes' trajectories (where the hand is when the goal passes)
+#   would say what else fails; adding each transition's mirror image to the buffer, rather than
+#   mirroring the states, would keep both directions in training.
 # * **A criterion that sees early learning.** The full runs are solved at the earliest episode the
 #   criterion allows, while their 20-arm mean reaches 30 far earlier (section 3's table): the
 #   noise-free score of the policy saved after each episode would show when it is really good.
