@@ -192,7 +192,8 @@ show(report.replay_table(results))
 # while the old ones share what probability is left by their TD errors. Whether that helps the
 # scores is asked here against uniform replay itself, on the primary measure: the full agent (new
 # transitions at the recent largest priority), the largest priority ever, and the mean priority,
-# which stops favouring the new, each paired by seed with uniform replay.
+# which stops favouring the new, each paired by seed with uniform replay (a variant with no seed
+# paired has no row).
 
 # %%
 show(report.interval_table(results, variants=("full", "all_time_max_priority", "mean_priority"), baseline="uniform"))
@@ -201,12 +202,12 @@ show(report.interval_table(results, variants=("full", "all_time_max_priority", "
 # Entering at the mean priority, a new transition is drawn no more often than any other (the first
 # table's first column), and the backlog left at the end is about uniform replay's: what remains of
 # prioritization is the choice among stored transitions by their TD errors, and on the primary measure
-# that variant scores as uniform replay does, its interval holding zero near its middle. The full
-# agent, whose rule draws the new transitions first, scored above uniform replay in most of its ten
-# seeds, but its 95% interval holds zero, and so does the interval widened for the comparisons of
-# this table: no verdict. On this evidence prioritized replay has not shown that it earns its
-# place at this replay ratio; if it helps, what carries it is that it replays the newest transitions
-# first, not its choice among the old ones.
+# the seeds cannot tell that variant from uniform replay: its interval holds zero near its middle.
+# The full agent, whose rule draws the new transitions first, is ahead of uniform replay on average,
+# but its 95% interval holds zero, and so does the interval widened for the comparisons of this
+# table: no verdict. On this evidence prioritized replay has not shown that it earns its place at
+# this replay ratio; if it helps, the likelier carrier is that it replays the newest transitions
+# first, since its choice among the old ones alone shows nothing.
 
 # %% [markdown]
 # ### 2.2 The critic's overestimation
@@ -232,14 +233,14 @@ show(overestimation_table())
 # On the states its own noise-free policy visits, the solving run's critic values them above the
 # return the policy really earns from them, even against that return's upper bound, and its mean
 # $Q$ passes the ceiling that no policy can reach: the critic overestimates. Per arm (the last two
-# columns), $Q$ hardly varies while the true return does, so the gap is largest on the arms that
+# columns), $Q$ varies less than the true return does, so the gap is largest on the arms that
 # earn least (section 3.1 says why some earn less). The same check on a critic of clipped
 # double-Q (its seed 0, the second row, where it has run) finds the opposite error: $\min(Q_1, Q_2)$
 # falls below the return, the underestimate that Fujimoto et al. accept in exchange. The first
 # table adds a pattern across
 # variants: with 1-step targets (and in plain DDPG) the critic's $Q$ at episode 100 sits below the
-# return earned, with $n \ge 3$ at or above the ceiling, so the overestimate comes with the
-# $n$-step target. A table of means cannot say whether it costs score; clipped double-Q, the
+# return earned; in the full agent's runs ($n = 5$), and in the 3- and 10-step runs, at or above
+# the ceiling. So the overestimate comes with the $n$-step target. A table of means cannot say whether it costs score; clipped double-Q, the
 # standard remedy (the notebook's section 2.3), runs on ten seeds, and section 5.2 states the
 # rule by which it becomes the default, with its cost.
 
@@ -265,9 +266,8 @@ plt.show()
 show(report.goals_table(full))
 
 # %% [markdown]
-# Where a goal is missed, the seeds table says by which seeds: a late start (the first episode at
-# 30, and with it the mean of episodes 1-100) and the noise-free worst arm; section 3.1 finds the
-# cause of the second.
+# Where a goal is missed, the seeds table says which seeds miss it; section 3.1 looks at what lies
+# behind a low noise-free worst arm.
 
 # %% [markdown]
 # ### 3.1 The weak arm
@@ -290,8 +290,9 @@ show(weak_arm_table())
 # into the forward direction, the same backward goals score as the forward ones; mirrored the
 # other way (the control), the forward goals lose score, their worst most. So the cause is in the policy, not in an arm or a goal,
 # and which arm of a seed is "the weak arm" is the accident of which arm drew slow backward goals in
-# the five evaluation episodes. The same test on every seed's exported policy, on its own
-# evaluation goals (`make experiments`, whose last step is `python -m experiments.run --analyses`):
+# the five evaluation episodes. (Here "worst" is the worst single arm-episode; in the next table,
+# as in section 3's, it is the worst arm's mean over its evaluation episodes.) The same test on
+# every seed's exported policy, on its own evaluation goals (`make experiments`, whose last step is `python -m experiments.run --analyses`):
 
 # %%
 show(across_seeds_table())
@@ -301,9 +302,9 @@ show(across_seeds_table())
 # at evaluation into one fixed direction is no fix: whichever direction is chosen, some seed's worst
 # arm loses score. A fix would have to come from training: the variant `mirror` mirrors states,
 # actions and stored transitions so that the networks see one direction only, which makes the policy
-# symmetric by construction (a test checks it). Yet its noise-free worst arm falls below 37 in some
-# of its seeds, which no seed of the full agent on the same processor does (section 5.1 pairs them
-# on every measure). So the learned asymmetry is one cause of the arm-episodes far below the rest,
+# symmetric by construction (a test checks it). Yet its noise-free worst arm falls below 37 in at
+# least one of its seeds, which no seed of the full agent made on the same processor does (section
+# 5's table gives each variant's worst arm, and section 5.1 pairs them on every measure). So the learned asymmetry is one cause of the arm-episodes far below the rest,
 # not the only one, and removing it in training did not remove them.
 
 # %% [markdown]
@@ -332,16 +333,17 @@ plt.show()
 # ## 5. Ablations: what each extension contributes
 #
 # Each variant changes one thing in the full agent, all else equal (same hyperparameters, same
-# seeds); plain DDPG removes all three extensions. The line above the tables names the code that
-# made the runs: runs of older code are made again by `make experiments`, and until then their
-# minutes are not comparable with the full agent's. Every ablation runs
+# seeds); plain DDPG removes all three extensions. The line above the first table names the code and
+# the machines that made the runs: runs of older code, or made on another kind of processor than the
+# machine's, are made again by `make experiments`, and until then they pair with no run of the full
+# agent (section 5.1) and their minutes are not comparable with its. Every ablation runs
 # exactly 100 episodes, solved or not; the full agent's runs are cut to their first 100
 # episodes and compared on the same seeds, so every number covers the same episodes.
 # "Solved by episode 100" means that episodes 1-100 average at least 30. The variants are
 # those of `continuous_control/variants.py`; one not yet run by `make experiments` is marked so.
 
 # %%
-show(report.variants_table(results))
+show(describe_runs([run for runs in results.values() for run in runs]), report.variants_table(results))
 
 # %% [markdown]
 # The table gives, for each variant, the range over its seeds from the worst to the best seed;
@@ -360,8 +362,8 @@ plt.show()
 # from the saved scores. A variant is compared with the full agent **seed by seed**, seed $k$ against
 # seed $k$ made on the **same kind of processor**: the same code and seed repeat a run episode for
 # episode on one kind, but another kind may round differently and training amplifies it, so a pair
-# across kinds would add the processor's effect to the variant's (runs made before runs recorded
-# their processor pair with each other, as they did before). The paired
+# across kinds would add the processor's effect to the variant's (runs that record no processor
+# pair only with each other). The paired
 # differences $d_k$ (variant minus full agent on seed $k$, over $K$ paired seeds), their mean
 # $\bar d$, and the 95% t-interval $\bar d \pm t_{1-0.05/(2m),\,K-1}\, s_d / \sqrt{K}$, **widened
 # for the $m$ variants** compared on the same measure (Bonferroni). A variant is called better or
@@ -392,7 +394,7 @@ show(report.measures_table(results))
 
 # %% [markdown]
 # How much of the gap between the full agent and plain DDPG each step explains, on the mean of
-# episodes 1-100 (means over the paired seeds): removing the $n$-step target alone (the 1-step
+# episodes 1-100 (means over the seeds on which all three pair; the cell says when there are none): removing the $n$-step target alone (the 1-step
 # variant), and then prioritized replay and NoisyNet together at $n = 1$ (1-step against plain).
 
 # %%
@@ -421,8 +423,8 @@ show(report.decision_table(results))
 # **Decision: the default keeps one critic.** On its ten seeds clipped double-Q is not clearly
 # better on the primary measure, so the rule keeps it off whatever its cost. It does what it is
 # for: its critic's $Q$ at episode 100 stays below the ceiling in every seed (section 2.2's table),
-# where the single critic's passes it; removing the overestimate did not measurably change the
-# score. It stays in the notebook (section 2.3) as a switch, `Config(clipped_double_q=True)`.
+# where the single critic's passes it; removing the overestimate made no clear difference on the
+# primary measure (section 5.1's table of every measure gives the secondary ones). It stays in the notebook (section 2.3) as a switch, `Config(clipped_double_q=True)`.
 
 # %% [markdown]
 # ## 6. How faithful the replica is
@@ -478,11 +480,11 @@ show(report.replica_table(full, solving))
 # the course's criterion no run can be solved earlier.
 
 # %% [markdown]
-# ### 7.1 Stable-Baselines3 on the same arms, seeds and machine
+# ### 7.1 Stable-Baselines3 on the same arms and seeds
 #
 # What a user would pick instead of writing DDPG by hand is a well-kept library. Through the
 # replica's Gymnasium interface (`reacher/gym.py`), `make peers` trains Stable-Baselines3's TD3
-# and SAC on the same 20 arms, the same seeds and the same machine, for 100 episodes, with
+# and SAC on the same 20 arms and the same seeds, for 100 episodes, with
 # RL-Zoo's MuJoCo hyperparameters and this agent's update schedule (`benchmarks/peers.py` names
 # each hyperparameter and its source; each run's `config.json` holds what ran), and evaluates each
 # final policy noise-free on the agent's unseen goals. The rows "RL-Zoo's schedule" train the
@@ -491,7 +493,9 @@ show(report.replica_table(full, solving))
 # "configured like the agent" give the peers this agent's standardised observations, $n$-step
 # targets, network sizes and schedule. The agent's own hyperparameters were chosen on this
 # environment and RL-Zoo's on others, which favours the agent. The full agent's row holds its seeds
-# in common with the peers; verdicts follow the rule of section 5.1 (the peers form the family),
+# in common with the peers; a peer's run is paired with the agent's only when both were made on the
+# same kind of processor (section 5.1), so a row of runs made elsewhere gets no verdict until it is
+# made again (`make peers`). Verdicts follow the rule of section 5.1 (the peers form the family),
 # and minutes are compared only where every paired run solved and all shared the machine alike
 # (the minutes column says how many runs ran at a time).
 
@@ -508,9 +512,10 @@ plt.show()
 #   not with learning; one Unity run of this agent would say whether its episode counts carry over.
 # * **Replay that earns its place.** At this replay ratio prioritized replay acts mostly as a
 #   recency rule (section 2.1), and new transitions entering at the mean priority, which leaves only
-#   its choice among old transitions, scored as uniform replay. What is left to try: more updates per
-#   new transition in the later episodes (the variant `learn_every_step`), a buffer small enough to
-#   be replayed, or recency without priorities (each new transition replayed once, then uniform
+#   its choice among old transitions, showed no clear difference from uniform replay. What is left
+#   to try: more updates per new transition in the later episodes (the variant `learn_every_step`,
+#   judged in section 5.1 once its seeds pair with the full agent's), a buffer small enough to be
+#   replayed, or recency without priorities (each new transition replayed once, then uniform
 #   replay), which would say whether recency alone is the gain.
 # * **The critic's overestimation** (section 2.2) has a known remedy, clipped double-Q, whose ten
 #   seeds section 5.2 judges; a smaller $n$ late in training, or $\lambda$-returns over the stored
