@@ -79,7 +79,9 @@ METRICS = {
 
 def fmt(metric: str, value, digits: int = 1) -> str:
     if metric == "first_30":
-        return "never" if value is None or value >= NEVER else str(int(value))
+        if value is None or value >= NEVER:
+            return "never"
+        return str(int(value)) if float(value).is_integer() else f"{value:.1f}"     # a median may fall between two
     return f"{value:.{digits}f}"
 
 

@@ -300,6 +300,7 @@ def test_the_score_goals_are_read_from_the_seeds(tmp_path):
     assert goals["first episode with a mean of 30: the latest seed 16 or earlier"] == ("17", False)
     assert goals["noise-free: worst arm 37 or more in at least 9 of 10 seeds"] == ("9 of 10", True)
     assert goals["mean of episodes 1-100: worst seed 34 or more"][1] is (min(claims.run_stats(r)["mean_1_100"] for r in runs) >= 34)
+    assert claims.fmt("first_30", 12.5) == "12.5" and claims.fmt("first_30", 12.0) == "12"   # a median between two
 
 
 def test_the_lessons_effect_sentences_state_the_family_corrected_interval(tmp_path):
