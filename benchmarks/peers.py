@@ -79,7 +79,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from continuous_control.results import (ROOT, TARGET_SCORE, WINDOW, code_version, commit_of, evaluate, first_episode_at,
-                                        machine, processor, processor_of)
+                                        machine, made_here)
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -440,7 +440,7 @@ def finished(out: str, name: str, seed: int, here: str | None = None) -> bool:
     folder = os.path.join(out, name, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    if processor_of(json.load(open(os.path.join(folder, "summary.json")))) != (processor() if here is None else here):
+    if not made_here(os.path.join(folder, "summary.json"), here):
         return False
     saved = json.load(open(os.path.join(folder, "config.json")))
     plain = lambda x: json.loads(json.dumps(x))

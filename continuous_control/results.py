@@ -101,6 +101,12 @@ def code_version(root: str = ROOT) -> str:
     return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
 
 
+def made_here(summary_path: str, here: str | None = None) -> bool:
+    """Whether the run whose summary.json this is was made on the kind of processor `here` (default this
+    machine's): a run made on another is made again, so that a set pairs runs of one kind."""
+    return processor_of(json.load(open(summary_path))) == (processor() if here is None else here)
+
+
 def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
     """The seeds on which both have a run made on the same kind of processor (`processor_of`; two runs
     that name none count as alike). A run repeats episode for episode on the same kind only: another

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from continuous_control.results import ROOT, evaluate, processor, processor_of
+from continuous_control.results import ROOT, evaluate, made_here
 from continuous_control.variants import CHANGES
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -112,7 +112,7 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    if processor_of(json.load(open(os.path.join(folder, "summary.json")))) != (processor() if here is None else here):
+    if not made_here(os.path.join(folder, "summary.json"), here):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
             os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
