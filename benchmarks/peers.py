@@ -79,7 +79,7 @@ from dataclasses import asdict, dataclass
 import numpy as np
 
 from continuous_control.results import (ROOT, TARGET_SCORE, WINDOW, code_version, commit_of, evaluate, first_episode_at,
-                                        machine, made_here)
+                                        machine)
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -429,18 +429,14 @@ def sb3_settings(model) -> dict:
 
 # --- the set ------------------------------------------------------------------------------------
 
-def finished(out: str, name: str, seed: int, here: str | None = None) -> bool:
-    """Whether <out>/<run>/seed<k>/ holds a finished run on today's schedule and settings for it, made on
-    this kind of processor (`here`, default this machine's: the agent's runs it is paired with are made
-    again on another): a run on another schedule of the agent, or with other values read from its Config,
-    is run again.
+def finished(out: str, name: str, seed: int) -> bool:
+    """Whether <out>/<run>/seed<k>/ holds a finished run on today's schedule and settings for it: a run on
+    another schedule of the agent, or with other values read from its Config, is run again.
     A field unset (None) on one side and absent on the other is the same: a schedule saved with
     `fast_until: null` (a field Schedule had, unset: the fast episodes were the first 20 all the same)
     is today's schedule. Results saved before `settings` existed are "zoo"."""
     folder = os.path.join(out, name, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
-        return False
-    if not made_here(os.path.join(folder, "summary.json"), here):
         return False
     saved = json.load(open(os.path.join(folder, "config.json")))
     plain = lambda x: json.loads(json.dumps(x))

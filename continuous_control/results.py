@@ -101,21 +101,12 @@ def code_version(root: str = ROOT) -> str:
     return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
 
 
-def made_here(summary_path: str, here: str | None = None) -> bool:
-    """Whether the run whose summary.json this is was made on the kind of processor `here` (default this
-    machine's): a run made on another is made again, so that a set pairs runs of one kind."""
-    return processor_of(json.load(open(summary_path))) == (processor() if here is None else here)
-
-
 def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
-    """The seeds on which both have a run made on the same kind of processor (`processor_of`; two runs
-    that name none count as alike). A run repeats episode for episode on the same kind only: another
-    kind rounds differently and training amplifies it, so a pair across kinds would mix the
-    processor's effect into the variant's."""
-    def kind(v):
-        return {r["summary"]["seed"]: processor_of(r["summary"]) for r in results[v]}
-    ours, theirs = kind(variant), kind(baseline)
-    return sorted(k for k in ours.keys() & theirs.keys() if ours[k] == theirs[k])
+    """The seeds on which both have a run. A seed fixes what the two runs share whatever the processor:
+    the environment's goals and starting states and the initial weights. The processor changes only the
+    rounding, which training amplifies as it amplifies any change of the agent, so a pair made on two
+    kinds of processor is as fair as one made on one (each run names its processor, `processor_of`)."""
+    return sorted({r["summary"]["seed"] for r in results[variant]} & {r["summary"]["seed"] for r in results[baseline]})
 
 
 def export_policy(agent, path: str, state_size: int) -> None:

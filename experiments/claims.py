@@ -4,8 +4,8 @@
     c = compare(results, "one_step", "mean_1_100", family=11)
     c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (-1.71, ...)"
 
-**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k, both made
-on the same kind of processor). The primary measure, named before the ten-seed runs, is the mean of
+**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k:
+the same goals, starting states and initial weights, on whatever processor each was made). The primary measure, named before the ten-seed runs, is the mean of
 episodes 1-100; the others are secondary. For each variant and measure: the paired differences (variant minus full agent), their
 mean, and a 95% t-interval, widened for the `family` comparisons made on the same measure
 (Bonferroni: level 1 - 0.05 / family). A verdict (higher, lower, sooner, later) only where that
@@ -110,7 +110,7 @@ class Comparison:
         name = METRICS[self.metric][0] if self.metric in METRICS else self.metric
         n = len(self.seeds)
         if self.verdict == TOO_FEW and not n:
-            return f"{name}: {TOO_FEW} (no seed in common made on the same kind of processor; the rule needs {MIN_SEEDS})"
+            return f"{name}: {TOO_FEW} (no seed in common; the rule needs {MIN_SEEDS})"
         if self.verdict == TOO_FEW:
             return (f"{name}: {TOO_FEW} ({span(self.metric, self.variant_values, 2)} against "
                     f"{span(self.metric, self.full_values, 2)} on {n} seed{'s' if n > 1 else ''}; the rule needs {MIN_SEEDS})")
@@ -126,7 +126,7 @@ TOO_FEW = "no verdict, too few seeds"
 def too_few(comparisons: list, baseline: str = "the full agent") -> str:
     """What a variant (or peer) whose comparisons all have too few seeds is told."""
     n = len(comparisons[0].seeds)
-    return (f"no verdict yet: {n} seed{'' if n == 1 else 's'} in common with {baseline} on the same kind of processor, "
+    return (f"no verdict yet: {n} seed{'' if n == 1 else 's'} in common with {baseline}, "
             f"the rule needs {MIN_SEEDS}")
 
 

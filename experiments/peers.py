@@ -20,7 +20,7 @@ import numpy as np
 
 from benchmarks.peers import LABELS as PEER_LABELS
 from benchmarks.peers import PEERS
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, load_variant
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, load_variant, processor_of
 from experiments import claims
 from experiments.claims import METRICS, run_stats, span
 from experiments.tables import markdown_table
@@ -59,15 +59,15 @@ def all_solved(results: dict, name: str) -> bool:
 
 
 def timed_alike(results: dict, name: str) -> bool:
-    """Whether the peer's runs and the full agent's on their paired seeds all shared the machine alike."""
+    """Whether the peer's runs and the full agent's on their paired seeds were all made on one kind of
+    processor and shared the machine alike (minutes compare only then)."""
     seeds = set(claims.paired_seeds(results, name))
-    return len({run["summary"].get("concurrent_runs", 1) for n in (name, "full") for run in results[n]
-                if run["summary"]["seed"] in seeds}) == 1
+    return len({(processor_of(run["summary"]), run["summary"].get("concurrent_runs", 1))
+                for n in (name, "full") for run in results[n] if run["summary"]["seed"] in seeds}) == 1
 
 
 def paired(results: dict, name: str) -> bool:
-    """Whether the peer has a seed in common with the full agent's runs, made on the same kind of
-    processor (a comparison needs one)."""
+    """Whether the peer has a seed in common with the full agent's runs (a comparison needs one)."""
     return bool(claims.paired_seeds(results, name))
 
 
@@ -116,7 +116,7 @@ def row(name: str, runs: list, verdicts: dict) -> list:
             f"{span('mean_1_100', get('mean_1_100'))} ({min(get('worst_arm_1_100')):.1f})",
             ", ".join(str(s) if s else f"not by {WINDOW}" for s in solved),
             minutes(runs, get("minutes")), evaluation,
-            verdicts.get(name, "(the reference)" if name == "full" else "(no seed in common with the agent's runs on the same kind of processor)")]
+            verdicts.get(name, "(the reference)" if name == "full" else "(no seed in common with the agent's runs)")]
 
 
 def minutes(runs: list, values: list) -> str:

@@ -268,8 +268,8 @@ def stills_figure(frames: list, count: int = 4):
 # --- 5. Ablations ----------------------------------------------------------------------------
 
 def paired(results: dict) -> dict:
-    """The results with the full agent cut to the seeds the ablations pair with (`claims.paired_seeds`:
-    the same seed, made on the same kind of processor); all of its runs if none pairs."""
+    """The results with the full agent cut to the seeds the ablations pair with (`claims.paired_seeds`);
+    all of its runs if none pairs."""
     seeds = {k for v in results if v != "full" and "full" in results for k in claims.paired_seeds(results, v)}
     if not seeds:
         return dict(results)
@@ -364,7 +364,7 @@ def gap_decomposition(results: dict) -> str:
         return "(needs the full agent, the 1-step variant and plain DDPG in `results/`)"
     seeds = set(claims.paired_seeds(results, "one_step")) & set(claims.paired_seeds(results, "plain"))
     if not seeds:
-        return "(needs the full agent, the 1-step variant and plain DDPG on common seeds, made on one kind of processor)"
+        return "(needs the full agent, the 1-step variant and plain DDPG on common seeds)"
     full, one, plain = (mean_over_seeds(results, v, seeds) for v in ("full", "one_step", "plain"))
     return (f"Seeds {claims.seed_list(sorted(seeds))}. Full agent {full:.2f}, 1-step {one:.2f}, plain DDPG {plain:.2f}. Removing the $n$-step target changes "
             f"the mean by {one - full:+.2f} (full to 1-step); removing prioritized replay and NoisyNet as well, at "

@@ -23,7 +23,7 @@ import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
 
-from continuous_control.results import ROOT, evaluate, made_here
+from continuous_control.results import ROOT, evaluate
 from continuous_control.variants import CHANGES
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -101,18 +101,14 @@ def import_notebook_run() -> None:
           f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
 
 
-def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS,
-             here: str | None = None) -> bool:
-    """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it, made on this kind of
-    processor (`here`, default this machine's), that reached this run's stop rule: solved (when `stop`), or
-    `episodes` episodes, and, for a run the analyses read, whether runs/ still holds its networks. Any
-    other is run again, its results replaced: so that the set pairs runs made on one kind of processor."""
+def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS) -> bool:
+    """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it that reached this
+    run's stop rule: solved (when `stop`), or `episodes` episodes, and, for a run the analyses read,
+    whether runs/ still holds its networks. Any other is run again, its results replaced."""
     from dataclasses import asdict
     from continuous_control.ablations import config_for
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
-        return False
-    if not made_here(os.path.join(folder, "summary.json"), here):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
             os.path.join(runs, variant, f"seed{seed}", "critic.pt")):

@@ -303,7 +303,7 @@ show(across_seeds_table())
 # arm loses score. A fix would have to come from training: the variant `mirror` mirrors states,
 # actions and stored transitions so that the networks see one direction only, which makes the policy
 # symmetric by construction (a test checks it). Yet its noise-free worst arm falls below 37 in at
-# least one of its seeds, which no seed of the full agent made on the same processor does (section
+# least one of its seeds, which no seed of the full agent does (section
 # 5's table gives each variant's worst arm, and section 5.1 pairs them on every measure). So the learned asymmetry is one cause of the arm-episodes far below the rest,
 # not the only one, and removing it in training did not remove them.
 
@@ -334,9 +334,8 @@ plt.show()
 #
 # Each variant changes one thing in the full agent, all else equal (same hyperparameters, same
 # seeds); plain DDPG removes all three extensions. The line above the first table names the code and
-# the machines that made the runs: runs of older code, or made on another kind of processor than the
-# machine's, are made again by `make experiments`, and until then they pair with no run of the full
-# agent (section 5.1) and their minutes are not comparable with its. Every ablation runs
+# the machines that made the runs: runs of older code are made again by `make experiments`, and
+# minutes compare only between runs made on one kind of processor. Every ablation runs
 # exactly 100 episodes, solved or not; the full agent's runs are cut to their first 100
 # episodes and compared on the same seeds, so every number covers the same episodes.
 # "Solved by episode 100" means that episodes 1-100 average at least 30. The variants are
@@ -360,10 +359,11 @@ plt.show()
 #
 # Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
 # from the saved scores. A variant is compared with the full agent **seed by seed**, seed $k$ against
-# seed $k$ made on the **same kind of processor**: the same code and seed repeat a run episode for
-# episode on one kind, but another kind may round differently and training amplifies it, so a pair
-# across kinds would add the processor's effect to the variant's (runs that record no processor
-# pair only with each other). The paired
+# seed $k$: the seed fixes the goals, the starting states and the initial weights, whatever the
+# processor. Another kind of processor may round differently, and training amplifies that as it
+# amplifies any change of the agent; so a pair made on two kinds is noisier, not biased, and the
+# interval below measures that noise with the rest (the line above section 5's table names each
+# run's processor). The paired
 # differences $d_k$ (variant minus full agent on seed $k$, over $K$ paired seeds), their mean
 # $\bar d$, and the 95% t-interval $\bar d \pm t_{1-0.05/(2m),\,K-1}\, s_d / \sqrt{K}$, **widened
 # for the $m$ variants** compared on the same measure (Bonferroni). A variant is called better or
@@ -493,11 +493,9 @@ show(report.replica_table(full, solving))
 # "configured like the agent" give the peers this agent's standardised observations, $n$-step
 # targets, network sizes and schedule. The agent's own hyperparameters were chosen on this
 # environment and RL-Zoo's on others, which favours the agent. The full agent's row holds its seeds
-# in common with the peers; a peer's run is paired with the agent's only when both were made on the
-# same kind of processor (section 5.1), so a row of runs made elsewhere gets no verdict until it is
-# made again (`make peers`). Verdicts follow the rule of section 5.1 (the peers form the family),
-# and minutes are compared only where every paired run solved and all shared the machine alike
-# (the minutes column says how many runs ran at a time).
+# in common with the peers, paired seed by seed as in section 5.1. Verdicts follow the rule of section 5.1 (the peers form the family),
+# and minutes are compared only where every paired run solved and all were made on one kind of
+# processor and shared the machine alike (the minutes column says how many runs ran at a time).
 
 # %%
 peers = peer_results()

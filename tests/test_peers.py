@@ -11,7 +11,7 @@ import pytest
 import torch
 
 from benchmarks import peers
-from continuous_control.results import load_run, processor_of
+from continuous_control.results import load_run
 from experiments import claims
 from experiments import peers as side
 from test_claims import fake_run, ramp
@@ -46,20 +46,20 @@ def test_a_run_on_another_schedule_is_not_finished(tmp_path):
     for name, seed in (("td3", 0), ("td3_zoo", 0), ("sac_like", 3)):
         folder = tmp_path / name / f"seed{seed}"
         folder.mkdir(parents=True)
-        assert not peers.finished(str(tmp_path), name, seed, here="")
+        assert not peers.finished(str(tmp_path), name, seed)
         algo, _, settings = peers.PEERS[name]
         config = {"schedule": asdict(peers.schedule_of(name)), "settings": settings,
                   "set_hyperparameters": peers.SETTINGS[settings](algo)[0]}
         write = lambda c: (folder / "config.json").write_text(json.dumps(c))
-        (folder / "summary.json").write_text("{}")            # names no processor, as here=""
+        (folder / "summary.json").write_text("{}")
         write(config)
-        assert peers.finished(str(tmp_path), name, seed, here="")
+        assert peers.finished(str(tmp_path), name, seed)
         write({**config, "schedule": {**config["schedule"], "later": 4}})
-        assert not peers.finished(str(tmp_path), name, seed, here="")
+        assert not peers.finished(str(tmp_path), name, seed)
         write({**config, "set_hyperparameters": {**config["set_hyperparameters"], "batch_size": 128}})
-        assert not peers.finished(str(tmp_path), name, seed, here="")
+        assert not peers.finished(str(tmp_path), name, seed)
         write({**config, "settings": "like" if settings == "zoo" else "zoo"})
-        assert not peers.finished(str(tmp_path), name, seed, here="")
+        assert not peers.finished(str(tmp_path), name, seed)
 
 
 @pytest.mark.skipif(peers.SMOKE, reason="SMOKE size shrinks today's schedule")
@@ -76,17 +76,15 @@ def test_the_saved_td3_and_sac_results_are_still_finished(tmp_path):
     folder.mkdir(parents=True)
     (folder / "summary.json").write_text(json.dumps({"machine": "x86_64 (Chip A), 2 cores, torch threads 1"}))
     (folder / "config.json").write_text(json.dumps(old))
-    assert peers.finished(str(tmp_path), "td3", 0, here="Chip A")
-    assert not peers.finished(str(tmp_path), "td3", 0, here="Chip B")     # made on another kind of processor
+    assert peers.finished(str(tmp_path), "td3", 0)
     old["schedule"]["fast_until"] = 37.0                # fast episodes that ended at a score: another run
     (folder / "config.json").write_text(json.dumps(old))
-    assert not peers.finished(str(tmp_path), "td3", 0, here="Chip A")
+    assert not peers.finished(str(tmp_path), "td3", 0)
     for name in ("td3", "sac", "td3_zoo", "sac_zoo"):  # the project's own results, where present
         for seed in (0, 1, 2):
             summary = os.path.join(peers.RESULTS, name, f"seed{seed}", "summary.json")
             if os.path.exists(summary):
-                made_on = processor_of(json.load(open(summary)))   # the processor's part has its own test above
-                assert peers.finished(peers.RESULTS, name, seed, here=made_on), (name, seed)
+                assert peers.finished(peers.RESULTS, name, seed), (name, seed)
 
 
 def test_each_peer_is_an_algorithm_a_schedule_and_settings():
@@ -326,6 +324,18 @@ def test_minutes_are_not_compared_between_runs_alone_and_runs_that_shared_the_ma
     assert side.comparisons(results)["sac"][-1].metric == "minutes"
 
 
+def test_minutes_are_not_compared_between_runs_made_on_two_kinds_of_processor(tmp_path):
+    """Scores pair across processors; minutes do not: each kind runs at its own speed."""
+    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0, "concurrent_runs": 2}
+    chip = lambda name: {"machine": f"x86_64 ({name}), 2 cores, torch threads 1"}
+    results = fake_set(tmp_path, {"full": [36, 37, 38], "sac": [36, 37, 38]},
+                       full={**solved, **chip("Chip A")}, sac={**solved, **chip("Chip B")})
+    assert [c.metric for c in side.comparisons(results)["sac"]] == list(claims.METRICS)
+    results = fake_set(tmp_path / "one", {"full": [36, 37, 38], "sac": [36, 37, 38]},
+                       full={**solved, **chip("Chip A")}, sac={**solved, **chip("Chip A")})
+    assert side.comparisons(results)["sac"][-1].metric == "minutes"
+
+
 def test_the_intervals_are_corrected_for_the_peers_compared(tmp_path):
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac_zoo": [35, 37, 39]})
     rows = {r[0]: r for r in rows_of(side.peers_intervals(results))}
@@ -394,7 +404,7 @@ def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
     results = fake_set(tmp_path / "a", {"full": [36, 37, 38], "td3": [20, 21, 22]})
     results["sac"] = fake_set(tmp_path / "b", {"sac": [0] * 5 + [35]}, seeds=(5,))["sac"]
     rows = rows_of(side.peers_table(results))
-    assert rows[2][-1] == "(no seed in common with the agent's runs on the same kind of processor)" and "clearly worse" in rows[1][-1]
+    assert rows[2][-1] == "(no seed in common with the agent's runs)" and "clearly worse" in rows[1][-1]
     assert [r[0] for r in rows_of(side.peers_intervals(results))] == [side.LABELS["td3"]]
 
 
@@ -402,5 +412,5 @@ def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
     """However far apart: one or two seeds are too few for the rule (claims.MIN_SEEDS)."""
     results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(0, 1))
     rows = rows_of(side.peers_table(results))
-    assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent on the same kind of processor, the rule needs 3"
+    assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent, the rule needs 3"
     assert rows_of(side.peers_intervals(results))[0][-1] == claims.TOO_FEW

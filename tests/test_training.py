@@ -285,13 +285,12 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     folder.mkdir(parents=True)
     (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
     (tmp_path / "runs" / "full" / "seed0" / "critic.pt").write_bytes(b"")
-    finished = lambda *run, here="": runner.finished(*run, runs=str(tmp_path / "runs"), here=here)
+    finished = lambda *run: runner.finished(*run, runs=str(tmp_path / "runs"))
     assert not finished(str(tmp_path), "full", 0, 200, True)            # nothing there
     config = asdict(Config(seed=0))
     (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
     (folder / "config.json").write_text(json.dumps(config))
     assert finished(str(tmp_path), "full", 0, 200, True)                # solved: done, though not 200 episodes
-    assert not finished(str(tmp_path), "full", 0, 200, True, here="Chip A")   # made on another kind of processor
     assert not finished(str(tmp_path), "full", 0, 200, False)           # asked for 200 episodes, ran 100
     assert finished(str(tmp_path), "full", 0, 100, False)
     assert not finished(str(tmp_path), "uniform", 0, 100, False) and not finished(str(tmp_path), "full", 1, 100, False)
@@ -317,7 +316,7 @@ def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(
         folder.mkdir(parents=True)
         (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
         (folder / "config.json").write_text(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
-    done = lambda variant, seed: finished(str(results), variant, seed, 100, False, runs=str(runs), here="")
+    done = lambda variant, seed: finished(str(results), variant, seed, 100, False, runs=str(runs))
     assert done("uniform", 0) and not done(*WEAK_ARM_RUNS[0]) and not done(*TWIN_CRITIC_RUN)
     for variant, seed in (WEAK_ARM_RUNS[0], TWIN_CRITIC_RUN):
         (runs / variant / f"seed{seed}").mkdir(parents=True)
