@@ -102,10 +102,11 @@ def code_version(root: str = ROOT) -> str:
 
 
 def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
-    """The seeds on which both have a run. A seed fixes what the two runs share whatever the processor:
-    the environment's goals and starting states and the initial weights. The processor changes only the
-    rounding, which training amplifies as it amplifies any change of the agent, so a pair made on two
-    kinds of processor is as fair as one made on one (each run names its processor, `processor_of`)."""
+    """The seeds on which both have a run, whatever processor made each (`processor_of` names it). A
+    seed fixes what the two runs draw: each episode's goals (start angle and orbit speed), the initial
+    weights up to the last bit, the evaluation's goals. Another kind of processor rounds later arithmetic
+    differently, and training amplifies that as it amplifies any change of the agent: the report takes
+    this to add noise and no systematic effect, and checks it (`experiments.report.processor_check`)."""
     return sorted({r["summary"]["seed"] for r in results[variant]} & {r["summary"]["seed"] for r in results[baseline]})
 
 

@@ -5,7 +5,7 @@
     c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (-1.71, ...)"
 
 **The rule.** A variant is compared with the full agent seed by seed (seed k against seed k:
-the same goals, starting states and initial weights, on whatever processor each was made). The primary measure, named before the ten-seed runs, is the mean of
+the same goals and initial weights, on whatever processor each was made; `results.paired_seeds`). The primary measure, named before the ten-seed runs, is the mean of
 episodes 1-100; the others are secondary. For each variant and measure: the paired differences (variant minus full agent), their
 mean, and a 95% t-interval, widened for the `family` comparisons made on the same measure
 (Bonferroni: level 1 - 0.05 / family). A verdict (higher, lower, sooner, later) only where that
@@ -14,11 +14,12 @@ With fewer than MIN_SEEDS pairs there is no verdict. `paired_family` gives the s
 whole family at once, with Holm's adjusted p-values, interquartile means and the probability of
 improvement beside them.
 """
+import re
 from dataclasses import dataclass
 
 import numpy as np
 
-from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at, paired_seeds
+from continuous_control.results import TARGET_SCORE, WINDOW, first_episode_at, paired_seeds, processor_of
 
 EPISODES = WINDOW       # every variant is compared over its first 100 episodes
 MIN_SEEDS = 3           # fewer paired seeds give no verdict: with 1 or 2, chance alone sets them apart too often
@@ -61,9 +62,17 @@ def evaluation(summary: dict) -> dict:
 
 
 def sharing(runs: list) -> str:
-    """How the runs shared the machine (summary.json's concurrent_runs): "alone", "2 at a time", or both."""
+    """How the runs shared the machine (summary.json's concurrent_runs) and on which kinds of processor,
+    since minutes compare only like with like: "2 at a time, AMD EPYC", "alone and 2 at a time", ..."""
     counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
-    return " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
+    kinds = sorted({short_processor(processor_of(r["summary"])) for r in runs} - {""})
+    shared = " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
+    return f"{shared}, {' and '.join(kinds)}" if kinds else shared
+
+
+def short_processor(name: str) -> str:
+    """A processor's model name without trademarks and filler: "Intel(R) Xeon(R) Processor" -> "Intel Xeon"."""
+    return " ".join(re.sub(r"\((R|TM|tm)\)|\bProcessor\b|\bCPU\b", " ", name).split())
 
 
 # What each compared quantity is called, and which way is better: +1 higher, -1 lower (sooner).

@@ -11,8 +11,9 @@ One call each, for Report.ipynb and the README (never trains; reads results/ and
 
 Verdicts follow experiments/claims.py's rule (seed k against seed k, at least claims.MIN_SEEDS
 pairs, the mean paired difference's 95% t-interval, corrected for the peers compared, excluding zero); minutes to solve are judged by the same rule, lower being
-better, only where every paired run solved and all of them shared the machine alike
-(summary.json's concurrent_runs): a run alone is not faster than one that shared two cores.
+better, only where every paired run solved and all of them were made on one kind of processor and
+shared the machine alike (summary.json's machine and concurrent_runs): a run alone is not faster than
+one that shared two cores.
 """
 import os
 
@@ -74,7 +75,7 @@ def paired(results: dict, name: str) -> bool:
 def comparisons(results: dict) -> dict:
     """{peer: [claims.Comparison for each of claims.METRICS, then minutes to solve]} against the
     full agent. Minutes are compared only where every paired run solved (a run that never solves
-    is not faster for stopping at episode 100) and all shared the machine alike."""
+    is not faster for stopping at episode 100) and all were timed alike (`timed_alike`)."""
     names = [name for name in _checked(results) if name != "full" and paired(results, name)]
     family = claims.family_size(results, names)
     return {name: [claims.compare(results, name, m, family=family)

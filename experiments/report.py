@@ -26,7 +26,7 @@ import numpy as np
 
 import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJoCo's EGL backend)
 from continuous_control.figures import history_of, plot_ablations, plot_diagnostics, plot_scores, plot_seeds, q_reference
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at, load_variant, processor_of
 from continuous_control.variants import CHANGES, LABELS, VARIANTS
 from experiments import claims
 from experiments.claims import METRICS, run_stats, span
@@ -37,6 +37,7 @@ from reacher.physics import FRAMES_PER_STEP, MAX_STEPS, REWARD_PER_FRAME
 AGENT = os.path.join(ROOT, "continuous_control", "agent.py")
 CALIBRATION = os.path.join(ROOT, "results", "calibration")
 REPLAY_STEPS, REPLAY_EVERY = 300, 6          # section 4: 300 steps from a reset, a frame every 6th step
+PROCESSOR_CHECK = os.path.join("results", "processor_check")   # the full agent made again on another processor
 NOT_ACTORS = ("random_normal", "random_uniform", "scripted")    # calibration measures that are no actor
 
 
@@ -350,6 +351,26 @@ def measures_table(results: dict) -> str:
                       f"{p.mean:+.2f} [{p.corrected[0]:+.2f}, {p.corrected[1]:+.2f}] {p.verdict}")
     rows = [[LABELS[v]] + [cell(family[m][v]) for m in METRICS] for v in family[claims.PRIMARY]]
     return markdown_table(["variant"] + [METRICS[m][0] for m in METRICS], rows) if rows else "(no ablation results yet)"
+
+
+def processor_check(results: dict, root: str = PROCESSOR_CHECK) -> str:
+    """The full agent made again with the same code and seeds on another kind of processor (<root>/full/),
+    minus results/full/, seed by seed on every measure: the processor's own effect, which pairing a
+    variant with the full agent across processors takes to be nil. Each measure is one comparison,
+    uncorrected, so the check is as ready as it can be to find an effect."""
+    again = load_variant("full", root)
+    if not again or "full" not in results:
+        return (f"(no runs in {root}/full/ yet: `python -m experiments.run --variant full --seeds 0 1 2 "
+                f"--episodes 200 --results {root}` on another kind of processor makes them)")
+    kinds = lambda runs: " and ".join(sorted({claims.short_processor(processor_of(r["summary"])) or "not named"
+                                              for r in runs}))
+    both = {"full": results["full"], "again": again}
+    cs = [claims.compare(both, "again", m) for m in METRICS]
+    rows = [[METRICS[c.metric][0], len(c.seeds), f"{c.mean:+.2f}", f"[{c.corrected[0]:+.2f}, {c.corrected[1]:+.2f}]",
+             f"{c.above} / {c.below}", c.verdict] for c in cs]
+    return (f"The full agent on {kinds(again)} minus the same code and seed on {kinds(results['full'])}, seeds "
+            f"{claims.seed_list(cs[0].seeds)}:\n\n" + markdown_table(
+                ["measure", "paired seeds", "mean difference", "95% interval", "seeds higher / lower", "verdict"], rows))
 
 
 def mean_over_seeds(results: dict, variant: str, seeds: set) -> float:

@@ -587,7 +587,7 @@ assert q_of_actor() > before
 # **What clipped double-Q measurably does.** The report's runs (`results/`, on the built-in
 # replica, made by `make experiments`) change one thing at a time in the *full agent*, this
 # notebook's default `Config()` (every idea of sections 3 to 5, one critic), and compare each
-# variant with it seed by seed (the same goals, starting states and initial weights), on the
+# variant with it seed by seed (the same goals and initial weights), on the
 # primary measure, the mean score of episodes 1-100. Each
 # sentence below, here and at the end of sections 3 to 5, gives the mean of the paired differences
 # (variant minus full agent: negative means the change cost score), in how many seeds the variant

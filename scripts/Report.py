@@ -334,8 +334,9 @@ plt.show()
 #
 # Each variant changes one thing in the full agent, all else equal (same hyperparameters, same
 # seeds); plain DDPG removes all three extensions. The line above the first table names the code and
-# the machines that made the runs: runs of older code are made again by `make experiments`, and
-# minutes compare only between runs made on one kind of processor. Every ablation runs
+# the machines that made the runs; a run whose configuration is not today's is made again by
+# `make experiments`. The ablation table's minutes name the processor beside how the runs shared the
+# machine: minutes compare only like with like. Every ablation runs
 # exactly 100 episodes, solved or not; the full agent's runs are cut to their first 100
 # episodes and compared on the same seeds, so every number covers the same episodes.
 # "Solved by episode 100" means that episodes 1-100 average at least 30. The variants are
@@ -359,11 +360,11 @@ plt.show()
 #
 # Every comparison below follows one rule (`experiments/claims.py`), and a test recomputes each
 # from the saved scores. A variant is compared with the full agent **seed by seed**, seed $k$ against
-# seed $k$: the seed fixes the goals, the starting states and the initial weights, whatever the
-# processor. Another kind of processor may round differently, and training amplifies that as it
-# amplifies any change of the agent; so a pair made on two kinds is noisier, not biased, and the
-# interval below measures that noise with the rest (the line above section 5's table names each
-# run's processor). The paired
+# seed $k$: the seed fixes each episode's goals and the initial weights, whatever the processor.
+# Another kind of processor may round later arithmetic differently, and training amplifies that as
+# it amplifies any change of the agent. We take this to add noise, which the intervals measure with
+# the rest, and no systematic effect, and check it at the end of this section with the full agent
+# made again on another processor (the ablation table names each variant's processor). The paired
 # differences $d_k$ (variant minus full agent on seed $k$, over $K$ paired seeds), their mean
 # $\bar d$, and the 95% t-interval $\bar d \pm t_{1-0.05/(2m),\,K-1}\, s_d / \sqrt{K}$, **widened
 # for the $m$ variants** compared on the same measure (Bonferroni). A variant is called better or
@@ -399,6 +400,16 @@ show(report.measures_table(results))
 
 # %%
 show(report.gap_decomposition(results))
+
+# %% [markdown]
+# **The processor check.** Pairs across processors rest on the assumption above: that another kind
+# of processor adds noise and no systematic effect. `results/processor_check/` holds the full agent
+# made again, same code and seeds, on another kind of processor than `results/full/`; the table
+# gives the difference seed by seed on every measure, each measure uncorrected, so that the check is
+# as ready as it can be to find an effect.
+
+# %%
+show(report.processor_check(results))
 
 # %% [markdown]
 # ### 5.2 Clipped double-Q: should it be the default?
@@ -493,7 +504,8 @@ show(report.replica_table(full, solving))
 # "configured like the agent" give the peers this agent's standardised observations, $n$-step
 # targets, network sizes and schedule. The agent's own hyperparameters were chosen on this
 # environment and RL-Zoo's on others, which favours the agent. The full agent's row holds its seeds
-# in common with the peers, paired seed by seed as in section 5.1. Verdicts follow the rule of section 5.1 (the peers form the family),
+# in common with the peers, paired seed by seed. A peer's seed $k$ meets the agent's evaluation
+# goals, not its training goals or weights, so these pairs are looser than the ablations'. Verdicts follow the rule of section 5.1 (the peers form the family),
 # and minutes are compared only where every paired run solved and all were made on one kind of
 # processor and shared the machine alike (the minutes column says how many runs ran at a time).
 

@@ -270,6 +270,9 @@ def test_runs_pair_by_seed_whatever_processor_made_them(tmp_path):
                "v": [fake_run(tmp_path / "v" / str(k), k, ramp(30 + k), machine=kinds[k == 2]) for k in range(4)],
                "w": [fake_run(tmp_path / "w" / str(k), k, ramp(30 + k)) for k in range(3, 6)]}
     assert claims.paired_seeds(results, "v") == [0, 1, 2] and claims.paired_seeds(results, "w") == []
+    results["u"] = [fake_run(tmp_path / "u" / str(k), k, ramp(30 + k)) for k in range(3)]   # names no processor
+    assert claims.paired_seeds(results, "u") == [0, 1, 2]
+    del results["u"]
     c = claims.compare(results, "v", "mean_91_100")
     assert c.seeds == [0, 1, 2] and c.verdict == "lower"
     assert claims.family_size(results, ["v", "w"]) == 1

@@ -255,7 +255,7 @@ def test_gap_decomposition_splits_the_gap_at_one_step(tmp_path):
     assert text.startswith("Seeds 0-2. Full agent 36.00, 1-step 33.00, plain DDPG 32.00.")
     assert "by -3.00 (full to 1-step)" in text and "by -1.00 (1-step to plain)" in text and "by -4.00 (full to plain)" in text
     assert report.gap_decomposition({"full": results["full"]}).startswith("(needs")
-    results["plain"][2]["summary"]["machine"] = "x86_64 (Another CPU), 2 cores, torch threads 1"
+    results["plain"] = results["plain"][:2]                # seed 2 of plain DDPG not run: the means leave it out
     results["one_step"] = results["one_step"][:2] + [fake_run(tmp_path / "late" / "2", 2, flat(20))]
     assert report.gap_decomposition(results).startswith("Seeds 0, 1. Full agent 36.00, 1-step 33.00, plain DDPG 32.00.")
 
@@ -456,3 +456,33 @@ def test_the_decision_table_applies_the_rule_to_the_interval_and_the_cost(tmp_pa
     same = results_of(tmp_path / "same", {"full": [36, 37, 38], "clipped_double_q": [36.5, 36.5, 38.5]})
     assert rows_of(report.decision_table(same, cost=str(cost)))[0][2] == "no"
     assert rows_of(report.decision_table({"full": same["full"]}, cost=str(tmp_path / "none")))[0][1:] == ["not run yet", "no"]
+
+
+def test_the_processor_check_pairs_the_full_agent_made_again_seed_by_seed(tmp_path):
+    """results/processor_check/full/ minus results/full/, seed by seed: nil where another processor
+    repeats the scores, "lower" where it is about one point lower in every seed."""
+    chip = lambda name: f"x86_64 ({name}), 2 cores, torch threads 1"
+    full = [fake_run(tmp_path / "full" / f"seed{k}", k, ramp(36 + k), machine=chip("Chip(R) A Processor")) for k in range(4)]
+    for k in range(5):                                   # seed 4 has no partner and is left out
+        fake_run(tmp_path / "same" / "full" / f"seed{k}", k, ramp(36 + k), machine=chip("Chip B"))
+    text = report.processor_check({"full": full}, root=str(tmp_path / "same"))
+    assert "The full agent on Chip B minus the same code and seed on Chip A, seeds 0-3" in text
+    rows = rows_of(text)
+    assert [r[0] for r in rows] == [claims.METRICS[m][0] for m in claims.METRICS]
+    assert all(r[1] == "4" and r[2] in ("+0.00", "-0.00") and r[5] == "no clear difference" for r in rows)
+    for k, shift in enumerate([1.0, 1.2, 0.9, 1.1]):
+        fake_run(tmp_path / "lower" / "full" / f"seed{k}", k, ramp(36 + k - shift), machine=chip("Chip B"))
+    primary = rows_of(report.processor_check({"full": full}, root=str(tmp_path / "lower")))[1]
+    assert primary[0] == claims.METRICS[claims.PRIMARY][0] and primary[4] == "0 / 4" and primary[5] == "lower"
+    # the mean of episodes 1-100 of a ramp to L by episode 30 is (L/30 * 465 + 70 L) / 100
+    assert float(primary[2]) == pytest.approx(-1.05 * (465 / 30 + 70) / 100, abs=0.01)
+    assert report.processor_check({"full": full}, root=str(tmp_path / "none")).startswith("(no runs in")
+
+
+def test_minutes_name_the_processor_they_were_made_on(tmp_path):
+    chip = lambda name: f"x86_64 ({name}), 2 cores, torch threads 1"
+    runs = [fake_run(tmp_path / str(k), k, ramp(36), machine=chip(name), concurrent_runs=n)
+            for k, (name, n) in enumerate([("Intel(R) Xeon(R) Processor", 2), ("AMD EPYC", 1), ("AMD EPYC", 2)])]
+    assert claims.sharing(runs[:1]) == "2 at a time, Intel Xeon"
+    assert claims.sharing(runs) == "alone and 2 at a time, AMD EPYC and Intel Xeon"
+    assert claims.sharing([fake_run(tmp_path / "unnamed", 0, ramp(36))]) == "alone"

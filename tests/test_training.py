@@ -291,6 +291,9 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
     (folder / "config.json").write_text(json.dumps(config))
     assert finished(str(tmp_path), "full", 0, 200, True)                # solved: done, though not 200 episodes
+    (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100,
+                                                     "machine": "x86_64 (Another CPU 1000), 2 cores, torch threads 1"}))
+    assert finished(str(tmp_path), "full", 0, 200, True)                # made on another processor: kept
     assert not finished(str(tmp_path), "full", 0, 200, False)           # asked for 200 episodes, ran 100
     assert finished(str(tmp_path), "full", 0, 100, False)
     assert not finished(str(tmp_path), "uniform", 0, 100, False) and not finished(str(tmp_path), "full", 1, 100, False)
