@@ -412,6 +412,11 @@ show(report.gap_decomposition(results))
 show(report.processor_check(results))
 
 # %% [markdown]
+# It finds no clear difference on any measure, as the assumption needs. It cannot rule out an
+# effect smaller than its intervals; a variant whose difference from the full agent is no larger than
+# that, with its runs made on the other processor, is one the pairing cannot resolve either way.
+
+# %% [markdown]
 # ### 5.2 Clipped double-Q: should it be the default?
 #
 # Clipped double-Q (TD3's target, the notebook's section 2.3) attacks the overestimation of

@@ -423,6 +423,9 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     mirror = load_results(need=("mirror",))["mirror"]
     assert any(claims.run_stats(r)["eval_worst_arm"] < 37 for r in mirror)
     assert all(claims.run_stats(r)["eval_worst_arm"] >= 37 for r in results["full"])
+    # 5.1: the processor check finds no clear difference on any measure, on at least ten seeds.
+    check = rows_of(report.processor_check(results))
+    assert check and all(int(r[1]) >= 10 and r[5] == "no clear difference" for r in check)
     # 5.2: clipped double-Q, on ten seeds, is not clearly better on the primary measure (so the default keeps
     # one critic), and its Q at episode 100 stays below the ceiling in every seed.
     twin = load_results(need=("clipped_double_q",))["clipped_double_q"]
