@@ -16,7 +16,7 @@ import pytest
 import torch
 
 from continuous_control.agent import Actor, Config, Critic, NoisyActor
-from continuous_control.results import first_episode_at
+from continuous_control.results import first_episode_at, processor_of
 from continuous_control.variants import LABELS, VARIANTS
 from experiments import claims, report
 from experiments.tables import markdown_table
@@ -374,7 +374,14 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
     assert min(report.replay_measures(r)["unreplayed"] for r in priority) > max(m["unreplayed"] for m in measures["full"])
     against = {p.variant: p for p in claims.paired_family({**results, "mean_priority": priority}, claims.PRIMARY,
                                                           ("full", "all_time_max_priority", "mean_priority"), "uniform")}
-    assert {p.verdict for p in against.values()} == {"no clear difference"}
+    assert against["full"].verdict == against["mean_priority"].verdict == "no clear difference"
+    assert against["all_time_max_priority"].verdict == "better" and len(against["all_time_max_priority"].seeds) == 10
+    kind = lambda v: {r["summary"]["seed"]: processor_of(r["summary"]) for r in results[v]}
+    alike = [k for k, made in kind("all_time_max_priority").items() if kind("uniform")[k] == made]
+    atm, uniform = ({r["summary"]["seed"]: claims.run_stats(r)["mean_1_100"] for r in results[v]}
+                    for v in ("all_time_max_priority", "uniform"))
+    assert len(alike) < 10 and np.mean([atm[k] - uniform[k] for k in alike]) > 0    # "on the seeds made on one processor"
+    assert claims.paired_family(results, claims.PRIMARY, ("all_time_max_priority",))[0].verdict == "no clear difference"
     (lo, hi), mean = against["mean_priority"].interval, against["mean_priority"].mean
     assert len(against["mean_priority"].seeds) == 10 and lo < 0 < hi and abs(mean) < (hi - lo) / 4
     full = against["full"]
