@@ -4,9 +4,9 @@
     c = compare(results, "one_step", "mean_1_100", family=11)
     c.verdict, c.text                           # "lower", "mean of episodes 1-100: **lower** (-1.71, ...)"
 
-**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k:
-the same goals and initial weights, on whatever processor each was made; `results.paired_seeds`). The primary measure, named before the ten-seed runs, is the mean of
-episodes 1-100; the others are secondary. For each variant and measure: the paired differences (variant minus full agent), their
+**The rule.** A variant is compared with the full agent seed by seed (seed k against seed k: the
+same goals and initial weights, on whatever processor each was made; `results.paired_seeds`). The
+primary measure, named before the ten-seed runs, is the mean of episodes 1-100; the others are secondary. For each variant and measure: the paired differences (variant minus full agent), their
 mean, and a 95% t-interval, widened for the `family` comparisons made on the same measure
 (Bonferroni: level 1 - 0.05 / family). A verdict (higher, lower, sooner, later) only where that
 corrected interval excludes zero; otherwise "no clear difference", which is never "no effect".
@@ -65,9 +65,14 @@ def sharing(runs: list) -> str:
     """How the runs shared the machine (summary.json's concurrent_runs) and on which kinds of processor,
     since minutes compare only like with like: "2 at a time, AMD EPYC", "alone and 2 at a time", ..."""
     counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
-    kinds = sorted({short_processor(processor_of(r["summary"])) for r in runs} - {""})
     shared = " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
-    return f"{shared}, {' and '.join(kinds)}" if kinds else shared
+    return f"{shared}, {processors(runs)}" if processors(runs) else shared
+
+
+def processors(runs: list) -> str:
+    """The kinds of processor that made the runs, short (`short_processor`): "AMD EPYC and Intel Xeon",
+    or "" where none is named."""
+    return " and ".join(sorted({short_processor(processor_of(r["summary"])) for r in runs} - {""}))
 
 
 def short_processor(name: str) -> str:

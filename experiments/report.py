@@ -26,7 +26,7 @@ import numpy as np
 
 import reacher  # noqa: F401  (first: on a headless Linux machine it selects MuJoCo's EGL backend)
 from continuous_control.figures import history_of, plot_ablations, plot_diagnostics, plot_scores, plot_seeds, q_reference
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at, load_variant, processor_of
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, first_episode_at, load_variant
 from continuous_control.variants import CHANGES, LABELS, VARIANTS
 from experiments import claims
 from experiments.claims import METRICS, run_stats, span
@@ -362,8 +362,7 @@ def processor_check(results: dict, root: str = PROCESSOR_CHECK) -> str:
     if not again or "full" not in results:
         return (f"(no runs in {root}/full/ yet: `python -m experiments.run --variant full --seeds 0 1 2 "
                 f"--episodes 200 --results {root}` on another kind of processor makes them)")
-    kinds = lambda runs: " and ".join(sorted({claims.short_processor(processor_of(r["summary"])) or "not named"
-                                              for r in runs}))
+    kinds = lambda runs: claims.processors(runs) or "processors not named"
     both = {"full": results["full"], "again": again}
     cs = [claims.compare(both, "again", m) for m in METRICS]
     rows = [[METRICS[c.metric][0], len(c.seeds), f"{c.mean:+.2f}", f"[{c.corrected[0]:+.2f}, {c.corrected[1]:+.2f}]",
