@@ -532,9 +532,9 @@ plt.show()
 # * **Replay that earns its place.** At this replay ratio prioritized replay acts mostly as a
 #   recency rule (section 2.1): new transitions at the largest priority ever beat uniform replay,
 #   and at the mean priority, which leaves only its choice among old transitions, they did not.
-#   What is left to try: more updates per new transition in the later episodes (the variant `learn_every_step`,
-#   judged in section 5.1 once its seeds pair with the full agent's), a buffer small enough to be
-#   replayed, or recency without priorities (each new transition replayed once, then uniform
+#   What is left to try: more updates per new transition in the later episodes together with a
+#   recency rule (learning every step alone, the variant `learn_every_step`, shows no clear
+#   difference from the full agent in section 5.1), a buffer small enough to be replayed, or recency without priorities (each new transition replayed once, then uniform
 #   replay), which would say whether recency alone is the gain.
 # * **The critic's overestimation** (section 2.2) has a known remedy, clipped double-Q, whose ten
 #   seeds section 5.2 judges; a smaller $n$ late in training, or $\lambda$-returns over the stored

@@ -382,6 +382,9 @@ def test_the_facts_the_hand_written_prose_states_hold_on_the_saved_results():
                     for v in ("all_time_max_priority", "uniform"))
     assert len(alike) < 10 and np.mean([atm[k] - uniform[k] for k in alike]) > 0    # "on the seeds made on one processor"
     assert claims.paired_family(results, claims.PRIMARY, ("all_time_max_priority",))[0].verdict == "no clear difference"
+    # 8: learning every step throughout shows no clear difference from the full agent (section 5.1's family).
+    every = {p.variant: p for p in claims.paired_family(report.paired(load_results()), claims.PRIMARY)}["learn_every_step"]
+    assert len(every.seeds) == 10 and every.verdict == "no clear difference"
     (lo, hi), mean = against["mean_priority"].interval, against["mean_priority"].mean
     assert len(against["mean_priority"].seeds) == 10 and lo < 0 < hi and abs(mean) < (hi - lo) / 4
     full = against["full"]
