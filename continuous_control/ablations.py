@@ -208,6 +208,15 @@ def config_for(changes: dict, **fields) -> Config:
     return kind(**changes, **fields)
 
 
+def todays_config(variant: str, seed: int) -> dict:
+    """What a run of `variant` (a name of variants.CHANGES) with `seed` saves as config.json on today's
+    code: a saved run whose config.json differs was made by earlier code."""
+    import json
+    from dataclasses import asdict
+    from .variants import CHANGES
+    return json.loads(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
+
+
 def make_agent(cfg: Config, state_size: int, action_size: int, num_agents: int) -> Agent:
     """An AblationAgent for an Ablation, the lesson's Agent for a Config."""
     return (AblationAgent if isinstance(cfg, Ablation) else Agent)(cfg, state_size, action_size, num_agents)

@@ -105,15 +105,14 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
     """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it that reached this
     run's stop rule: solved (when `stop`), or `episodes` episodes, and, for a run the analyses read,
     whether runs/ still holds its networks. Any other is run again, its results replaced."""
-    from dataclasses import asdict
-    from continuous_control.ablations import config_for
+    from continuous_control.ablations import todays_config
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
             os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
         return False
-    if json.load(open(os.path.join(folder, "config.json"))) != json.loads(json.dumps(asdict(config_for(CHANGES[variant], seed=seed)))):
+    if json.load(open(os.path.join(folder, "config.json"))) != todays_config(variant, seed):
         return False
     summary = json.load(open(os.path.join(folder, "summary.json")))
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)

@@ -119,17 +119,22 @@ def provenance(runs: list) -> str:
 
 def vintage(runs: list) -> str:
     """A sentence when some of the agent's runs (not the peers', whose configuration names an
-    `algorithm`) were made by earlier code: their configuration lacks fields of today's."""
-    from dataclasses import asdict
-    from continuous_control.agent import Config
-    today = set(asdict(Config()))
+    `algorithm`) were made by earlier code: their config.json differs from what a run of their
+    variant (the folder results/<variant>/seed<k>/ names it) and seed saves today, naming the fields."""
+    from continuous_control.ablations import todays_config
+    from continuous_control.variants import CHANGES
+
+    def today(run):
+        variant = os.path.basename(os.path.dirname(run["dir"]))
+        return todays_config(variant if variant in CHANGES else "full", run["config"]["seed"])
     agents = [r for r in runs if "algorithm" not in r["config"]]
-    older = [r for r in agents if set(r["config"]) != today]
+    older = [(r["config"], today(r)) for r in agents if r["config"] != today(r)]
     if not older:
         return ""
-    missing = sorted(today - set(older[0]["config"]))
+    fields = sorted({k for saved, now in older for k in {*saved, *now}
+                     if k not in saved or k not in now or saved[k] != now[k]})
     return (f" {len(older)} of the agent's {len(agents)} runs here were made by earlier code (their configuration "
-            f"has no {', '.join(f'`{m}`' for m in missing) or 'field of today'}); `make experiments` runs them again.")
+            f"differs from today's in {', '.join(f'`{m}`' for m in fields)}); `make experiments` runs them again.")
 
 
 def ablations_block() -> str:

@@ -299,16 +299,22 @@ def test_every_report_cell_is_a_short_call():
         assert not re.search(r"^\s*(def|class|for|while) ", source, re.M), source[:200]
 
 
-def test_the_vintage_sentence_counts_the_agents_runs_and_not_the_peers():
-    """Runs of today's Config say nothing; an agent's run saved without a field of today's is named;
-    a peer's run (its configuration names an `algorithm`) is never counted as the agent's."""
+def test_the_vintage_sentence_counts_the_agents_runs_made_by_earlier_code_and_not_the_peers():
+    """Runs of today's configuration for their variant and seed say nothing, an ablation's extra fields
+    included; an agent's run saved without a field of today's, or with another value, is named; a peer's
+    run (its configuration names an `algorithm`) is never counted as the agent's."""
+    from continuous_control.ablations import todays_config
     from experiments.summarize import vintage
-    today = {"config": dataclasses.asdict(Config())}
-    older = {"config": {k: v for k, v in today["config"].items() if k != "clipped_double_q"}}
-    peer = {"config": {"algorithm": "TD3", "seed": 0}}
-    assert vintage([today, peer]) == ""
-    text = vintage([today, older, peer, peer])
-    assert "1 of the agent's 2 runs here were made by earlier code" in text and "`clipped_double_q`" in text
+    today = {"dir": "results/full/seed3", "config": todays_config("full", 3)}
+    ablation = {"dir": "results/no_noise/seed1", "config": todays_config("no_noise", 1)}
+    assert set(ablation["config"]) > set(today["config"])          # the Ablation's own fields
+    older = {"dir": "results/full/seed4", "config": {k: v for k, v in todays_config("full", 4).items() if k != "clipped_double_q"}}
+    other = {"dir": "results/no_noise/seed2", "config": {**todays_config("no_noise", 2), "gamma": 0.9}}
+    peer = {"dir": "results/peers/td3/seed0", "config": {"algorithm": "TD3", "seed": 0}}
+    assert vintage([today, ablation, peer]) == ""
+    text = vintage([today, ablation, older, other, peer, peer])
+    assert "2 of the agent's 4 runs here were made by earlier code" in text
+    assert "`clipped_double_q`, `gamma`)" in text
 
 
 def test_the_runs_name_the_commit_of_their_code():
