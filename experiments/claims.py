@@ -71,8 +71,10 @@ def sharing(runs: list) -> str:
 
 def processors(runs: list) -> str:
     """The kinds of processor that made the runs, short (`short_processor`): "AMD EPYC and Intel Xeon",
-    or "" where none is named."""
-    return " and ".join(sorted({short_processor(processor_of(r["summary"])) for r in runs} - {""}))
+    "AMD EPYC and one not recorded" where some run did not record its own, or "" where none is named."""
+    kinds = {short_processor(processor_of(r["summary"])) for r in runs}
+    named = sorted(kinds - {""})
+    return " and ".join(named + (["one not recorded"] if named and "" in kinds else []))
 
 
 def short_processor(name: str) -> str:

@@ -505,3 +505,5 @@ def test_minutes_name_the_processor_they_were_made_on(tmp_path):
     assert claims.sharing(runs[:1]) == "2 at a time, Intel Xeon"
     assert claims.sharing(runs) == "alone and 2 at a time, AMD EPYC and Intel Xeon"
     assert claims.sharing([fake_run(tmp_path / "unnamed", 0, ramp(36))]) == "alone"
+    unnamed = fake_run(tmp_path / "unrecorded", 3, ramp(36), concurrent_runs=2)       # an older run's summary
+    assert claims.sharing([runs[2], unnamed]) == "2 at a time, AMD EPYC and one not recorded"
