@@ -12,7 +12,8 @@ at its default an `AblationAgent` is the lesson's `Agent`, step for step (tested
 This module imports the exported agent (`continuous_control.agent`); the notebook never imports it.
 """
 import functools
-from dataclasses import dataclass
+import json
+from dataclasses import asdict, dataclass
 
 import numpy as np
 import torch
@@ -20,6 +21,7 @@ import torch.nn.functional as F
 
 from .agent import Actor, Agent, Behaviour, Config, NoisyActor, NoisyLinear, OrnsteinUhlenbeck, PrioritizedReplay
 from .agent import train as lesson_train
+from .variants import CHANGES
 
 
 @dataclass
@@ -211,9 +213,6 @@ def config_for(changes: dict, **fields) -> Config:
 def todays_config(variant: str, seed: int) -> dict:
     """What a run of `variant` (a name of variants.CHANGES) with `seed` saves as config.json on today's
     code: a saved run whose config.json differs was made by earlier code."""
-    import json
-    from dataclasses import asdict
-    from .variants import CHANGES
     return json.loads(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
 
 

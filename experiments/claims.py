@@ -66,7 +66,8 @@ def sharing(runs: list) -> str:
     since minutes compare only like with like: "2 at a time, AMD EPYC", "alone and 2 at a time", ..."""
     counts = sorted({r["summary"].get("concurrent_runs", 1) for r in runs})
     shared = " and ".join("alone" if k == 1 else f"{k} at a time" for k in counts)
-    return f"{shared}, {processors(runs)}" if processors(runs) else shared
+    kinds = processors(runs)
+    return f"{shared}, {kinds}" if kinds else shared
 
 
 def processors(runs: list) -> str:

@@ -128,7 +128,7 @@ def vintage(runs: list) -> str:
         variant = os.path.basename(os.path.dirname(run["dir"]))
         return todays_config(variant if variant in CHANGES else "full", run["config"]["seed"])
     agents = [r for r in runs if "algorithm" not in r["config"]]
-    older = [(r["config"], today(r)) for r in agents if r["config"] != today(r)]
+    older = [(saved, now) for saved, now in ((r["config"], today(r)) for r in agents) if saved != now]
     if not older:
         return ""
     fields = sorted({k for saved, now in older for k in {*saved, *now}
