@@ -35,10 +35,9 @@ $(HOOK): reacher/client_hook.py $(STAMP)
 	$(PY) -m reacher.client_hook --install
 	touch $(HOOK)
 
-# run: train in Continuous_Control.ipynb (a fresh run, or RESUME=1), then doc/, the README's tables
-#      and Report.ipynb from the new run, so that `make test` (the report compared strictly) passes.
-# test: units, the notebook at SMOKE size (cells tagged nbval-check-output compared), the report
-#      strictly; no network needed. wheels: the wheel matrix, from the package index (CI runs it). The other targets: `python -m tools.tasks --list`.
+# run: train in Continuous_Control.ipynb (a fresh run, or RESUME=1): the notebook and checkpoints/.
+# test: ruff, the units, the notebook at SMOKE size (cells tagged nbval-check-output compared) and
+#      the report executed; no network needed. report: maintainers remake doc/ and Report.ipynb.
 $(TASKS): $(HOOK)
 	RESUME=$(RESUME) $(PY) -m tools.tasks $@
 
@@ -49,7 +48,7 @@ screenshot: $(HOOK)
 	$(PY) -m tools.tasks screenshot
 
 # JupyterLab (pinned) in .venv, so that the notebooks run with the project's packages; jupytext's
-# extension keeps each notebook's text twin in scripts/ in step as you save.
+# extension keeps each notebook's text twin in twins/ in step as you save.
 lab: $(HOOK)
 	$(PY) -m pip install --quiet $(JUPYTERLAB)
 	$(VENV)/bin/jupyter lab --ip=127.0.0.1 $(if $(filter 0,$(shell id -u)),--allow-root) Continuous_Control.ipynb Report.ipynb

@@ -5,7 +5,7 @@
 Each pair runs `benchmarks.short_run` once with the change (A) and once without (B), in turn, as
 whole processes (start-up included), and takes the ratio A/B pair by pair, so that a drift in the
 machine's speed during the call moves both sides of a ratio alike. The short run mixes the two
-phases of training in about a whole run's proportion: with `fast_episodes=1`, 4 episodes make
+phases of training in about a whole run's proportion: with `learn_every_until=1`, 4 episodes make
 about 1,100 updates for 4,000 environment steps (0.28 per step), as a 100-episode run makes about
 30,000 for 100,000 (0.30). Results: results/benchmarks/cost_<label>.json, the wall and CPU seconds
 of every run and the ratios' median and range.
@@ -22,7 +22,7 @@ import numpy as np
 
 from continuous_control.results import ROOT, host, write_json
 
-SHORT_RUN = ["-m", "benchmarks.short_run", "--episodes", "4", "--set", "fast_episodes=1"]
+SHORT_RUN = ["-m", "benchmarks.short_run", "--episodes", "4", "--set", "learn_every_until=1"]
 TIMEOUT = 1800          # seconds for one short run: a bound on every wait
 
 

@@ -45,7 +45,7 @@ SB3's defaults for everything not named:
 Update schedules (SCHEDULES):
 - "ours" (`td3`, `sac`, `td3_like`, `sac_like`): the agent's (continuous_control.agent.Config): the
   first update once 5,000 transitions are stored, one update (batch 256) per step of the 20 arms in
-  the fast episodes, then one every 8 steps, after the first 20 (the agent's `fast_episodes`). The
+  the fast episodes, then one every 8 steps, after the first 20 (the agent's `learn_every_until`). The
   callback sets SB3's `train_freq` when they end, and every run checks its count of updates
   (`model._n_updates`) against the schedule's (`expected_updates`; n-step returns change what an
   update learns from, not when updates happen).
@@ -145,8 +145,8 @@ def agents_schedule() -> Schedule:
     cfg = Config()
     if cfg.learn_every != 1 or getattr(cfg, "updates_per_learn", 1) != 1:
         raise ValueError("the peers' schedule assumes the agent learns every step in its fast episodes")
-    return Schedule(f"the agent's: every step for {cfg.fast_episodes} episodes, then every {cfg.learn_every_later}",
-                    cfg.warmup - 1, cfg.fast_episodes, cfg.learn_every_later)
+    return Schedule(f"the agent's: every step for {cfg.learn_every_until} episodes, then every {cfg.learn_every_later}",
+                    cfg.warmup - 1, cfg.learn_every_until, cfg.learn_every_later)
 
 
 SCHEDULES = {"ours": agents_schedule, "zoo": lambda: Schedule("RL-Zoo's: every step", ZOO_LEARNING_STARTS)}

@@ -6,7 +6,7 @@ It runs the notebook's own `train` (continuous_control.agent) on the built-in Re
 notebook's configuration (`Config()`, changed by `--set`), and times the real methods while they
 run: each is wrapped by a timer for the duration of the profile, and no copy of any of them is
 kept here. It times one episode in the fast episodes (learning every step: episode 3, after two
-warm-up episodes) and episode `fast_episodes + 1`, after the fast ones whatever the scores
+warm-up episodes) and episode `learn_every_until + 1`, after the fast ones whatever the scores
 (learning every `learn_every_later` steps), each its own column: results/benchmarks/train_speed_<label>.json
 and train_speed_<label>_later.json. Each phase's time excludes the timed phases it calls; the
 total is the episode's wall time per step, bookkeeping included. Checkpointing is timed with
@@ -79,7 +79,7 @@ def parse_overrides(pairs: list[str]) -> dict:
 def profile(seed: int = 0, warmup_episodes: int = 2, **overrides) -> tuple[dict, dict]:
     """Train with every phase timed: {bucket: result} for the two timed episodes, and the run's history."""
     cfg = lesson.Config(seed=seed, **overrides)
-    timed = {warmup_episodes + 1: "fast", cfg.fast_episodes + 1: "later"}
+    timed = {warmup_episodes + 1: "fast", cfg.learn_every_until + 1: "later"}
     profiler, originals = Profiler(), []
     clock = {}
     begin_episode = lesson.Agent.begin_episode

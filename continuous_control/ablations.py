@@ -142,7 +142,7 @@ class MeanPriorityReplay(PrioritizedReplay):
     is drawn as often as the average stored transition, neither first nor last."""
 
     @property
-    def max_priority(self) -> float:
+    def entry_priority(self) -> float:
         if self.size == 0 or self.alpha == 0:
             return 1.0
         return float((self.priorities.total() / self.size) ** (1 / self.alpha))
@@ -208,12 +208,6 @@ def config_for(changes: dict, **fields) -> Config:
     lesson = set(Config.__dataclass_fields__)
     kind = Config if lesson >= set(changes) | set(fields) else Ablation
     return kind(**changes, **fields)
-
-
-def todays_config(variant: str, seed: int) -> dict:
-    """What a run of `variant` (a name of variants.CHANGES) with `seed` saves as config.json on today's
-    code: a saved run whose config.json differs was made by earlier code."""
-    return json.loads(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
 
 
 def make_agent(cfg: Config, state_size: int, action_size: int, num_agents: int) -> Agent:

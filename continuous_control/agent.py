@@ -14,8 +14,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics,
-                                plot_scores, replay_panel)
+from continuous_control import Networks, TrainingRun, check_config, code_fingerprint
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -38,11 +37,11 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in the fast episodes, section 6.2."""
-    fast_episodes: int = 20
-    """The most episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 6.2."""
+    learn_every_until: int = 20
+    """The last episode that learns every `learn_every` steps; later episodes learn every `learn_every_later`."""
     learn_every_later: int = 8
-    """Environment steps between updates after the fast episodes."""
+    """Environment steps between updates after episode `learn_every_until`."""
     actor_lr: float = 1e-3
     """Adam learning rate of the actor."""
     critic_lr: float = 1e-3
@@ -327,7 +326,7 @@ class PrioritizedReplay:
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
-        self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self._set_priority(idx, np.full(len(idx), self.entry_priority))
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -342,7 +341,7 @@ class PrioritizedReplay:
         return idx, weights.astype(np.float32), batch_arrays
 
     @property
-    def max_priority(self) -> float:
+    def entry_priority(self) -> float:
         """A new transition's p: the largest of the last `window` updates."""
         return float(self.recent.max())
 
@@ -504,7 +503,7 @@ class Agent(DDPG):
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:

@@ -1,14 +1,11 @@
 """Every plot of the project, drawn from a run's history or from saved run folders (results.py).
 
     plot_scores(history, ax)           # one run: per-episode mean, worst-best band, 100-episode average
-    plot_seeds(runs, ax)               # several seeds of one configuration
-    plot_variants(results, ax)         # mean across seeds with a worst-best seed band, per variant
-    fig = plot_ablations(results)      # one panel per ablation, each against the full agent on its seeds
     fig = plot_diagnostics(run["diagnostics"])   # what learning saw, per episode
 """
 import numpy as np
 
-from .results import TARGET_SCORE, WINDOW, paired_seeds
+from .results import TARGET_SCORE, WINDOW
 from .variants import LABELS, VARIANTS
 
 # The full agent in C0, every other variant in a color of its own.
@@ -91,61 +88,4 @@ def plot_diagnostics(diag: dict, title: str = None, reference: dict = None):
     if title:
         fig.suptitle(title)
     fig.tight_layout()
-    return fig
-
-
-def plot_seeds(runs: list, ax) -> None:
-    """Every seed's per-episode mean (thin) and 100-episode average (thick)."""
-    for i, run in enumerate(runs):
-        s = run["scores"]
-        ax.plot(s["episode"], s["mean"], color=f"C{i}", lw=.8, alpha=.6)
-        ax.plot(s["episode"], s["avg100"], color=f"C{i}", lw=2,
-                label=f"seed {run['summary']['seed']}: solved at {run['summary']['solved_at']}")
-    ax.axhline(TARGET_SCORE, color="C3", ls="--", lw=1)
-    ax.set_xlabel("episode")
-    ax.set_ylabel("score; thick: 100-episode average")
-    ax.set_ylim(0, 41)
-    ax.grid(alpha=.3)
-    ax.legend(loc="upper left", fontsize=8)
-
-
-def plot_variants(results: dict, ax, episodes: int = WINDOW) -> None:
-    """Per variant: the mean across seeds of the per-episode score, and the band from the worst
-    to the best seed."""
-    for variant, runs in results.items():
-        c = np.array([run["scores"]["mean"][:episodes] for run in runs])
-        x = np.arange(1, c.shape[1] + 1)
-        ax.fill_between(x, c.min(0), c.max(0), color=COLORS[variant], alpha=.15, lw=0)
-        seeds = ", ".join(str(run["summary"]["seed"]) for run in runs)
-        ax.plot(x, c.mean(0), color=COLORS[variant], lw=2, label=f"{LABELS[variant]} (seed{'s' * (len(runs) > 1)} {seeds})")
-    ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
-    ax.set_xlabel("episode")
-    ax.set_ylabel("score, mean of the 20 arms")
-    ax.set_ylim(0, 41)
-    ax.set_xlim(0, episodes + 1)
-    ax.grid(alpha=.3)
-    ax.legend(loc="lower right", fontsize=8)
-
-
-def plot_ablations(results: dict, episodes: int = WINDOW):
-    """One panel per ablation, each against the full agent on the seeds they pair on (`results.paired_seeds`)."""
-    import matplotlib.pyplot as plt
-    others = [v for v in results if v != "full"]
-    rows = max(1, (len(others) + 1) // 2)
-    fig, axes = plt.subplots(rows, 2, figsize=(11, 3.2 * rows + 0.6), sharex=True, sharey=True, squeeze=False)
-    for ax, variant in zip(axes.flat, others):
-        seeds = set(paired_seeds(results, variant)) if "full" in results else set()
-        full = [run for run in results.get("full", []) if run["summary"]["seed"] in seeds]
-        ours = [run for run in results[variant] if run["summary"]["seed"] in seeds]
-        plot_variants({"full": full, variant: ours} if full else {variant: results[variant]}, ax, episodes)
-        ax.set_title(LABELS[variant], fontsize=10)
-    for ax in axes.flat[len(others):]:
-        ax.axis("off")
-    for ax in axes[:-1].flat:
-        ax.set_xlabel("")
-    for ax in axes[:, 1]:
-        ax.set_ylabel("")
-    fig.suptitle("Each ablation against the full agent on the same seeds: mean of the seeds' 20-arm scores, "
-                 "band from worst to best seed")
-    fig.tight_layout(rect=(0, 0, 1, 1 - 0.35 / fig.get_figheight()))     # room for the title
     return fig

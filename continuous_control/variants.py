@@ -21,5 +21,9 @@ VARIANTS = {
     "learn_every_step": ("learning every step throughout", {"learn_every_later": 1}),
     "plain": ("plain DDPG (none of the three)", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
 }
+# A saved run is current while its variant's changes (above) and this version are those it records:
+# raise it when the training code changes what a run computes, and `make experiments` makes every
+# run again. A new Config field with a default changes nothing and re-runs nothing.
+RESULTS_VERSION = 1
 LABELS = {name: label for name, (label, _) in VARIANTS.items()}
 CHANGES = {name: changes for name, (_, changes) in VARIANTS.items()}

@@ -2,7 +2,6 @@
 earns from the same states, and the ceiling r_max / (1 - gamma) (figures.q_reference).
 
     python -m experiments.overestimation --run checkpoints --episodes 2   # results/overestimation/checkpoints.json
-    overestimation_table()                                                # Markdown, one row per JSON there
 
 The diagnostics' mean Q (replayed (s, a) of the behaviour policy) ends above the ceiling, which no policy
 earns. Here the noise-free exported policy mu (the target actor's mean weights behind the normaliser, which
@@ -26,7 +25,6 @@ import torch
 from continuous_control.figures import q_reference
 from continuous_control.replay import load_networks, policy_of
 from continuous_control.results import EVAL_SEED, ROOT, write_json
-from experiments.tables import markdown_table
 
 FOLDER, TOLERANCE = os.path.join("results", "overestimation"), 0.01    # TOLERANCE: the tail's largest share of the ceiling
 
@@ -91,18 +89,6 @@ def save(result: dict, folder: str = FOLDER) -> str:
     return write_json(os.path.join(ROOT, folder, f"{result['run']}.json"), result)
 
 
-def overestimation_table(folder: str = FOLDER) -> str:
-    """One row per saved JSON: the critic's mean Q(s, mu(s)) (and min(Q_1, Q_2) for twin critics), the
-    Monte-Carlo return (lower bound; upper bound in brackets), Q minus it, and the ceiling."""
-    saved = (json.load(open(p)) for p in sorted(glob.glob(os.path.join(ROOT, folder, "*.json"))))
-    span = lambda values: f"{min(values):.2f} to {max(values):.2f}"
-    rows = [[r["run"], r["seed"], f"{r['q']:.3f}", "–" if r["q_min"] is None else f"{r['q_min']:.3f}",
-             f"{r['mc_return']:.3f} ({r['mc_return_upper']:.3f})", f"{r['difference']:+.3f}", f"{r['ceiling']:.2f}",
-             span(r["by_arm"]["q"]), span(r["by_arm"]["mc_return"])] for r in saved]
-    return markdown_table(["run", "seed", "mean Q(s, mu(s))", "mean min(Q_1, Q_2)", "Monte-Carlo return (upper bound)",
-                           "Q - return", "ceiling", "Q per arm", "Monte-Carlo return per arm"], rows)
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--run", nargs="+", default=["checkpoints"], help="run folders with saved networks")
@@ -111,7 +97,6 @@ def main() -> None:
     torch.set_num_threads(1)                   # one thread: two trainings share the two cores
     for run in args.run:
         print(save(measure(run, args.episodes)))
-    print(overestimation_table())
 
 
 if __name__ == "__main__":

@@ -24,7 +24,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 
 from continuous_control.results import ROOT, evaluate
-from continuous_control.variants import CHANGES
+from continuous_control.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
 # The variants the lesson's and the report's claims rest on run on all ten seeds; the others on three.
@@ -83,7 +83,7 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     summary = json.load(open(os.path.join(run_dir, "summary.json")))
     evaluation = evaluate(run_dir, seed)
     summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
-                   variant=variant, **extra)
+                   variant=variant, changes=CHANGES[variant], results_version=RESULTS_VERSION, **extra)
     os.makedirs(out, exist_ok=True)
     for name in RESULT_FILES[:-1] + ("diagnostics.csv",):
         if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name)):     # older runs have no diagnostics
@@ -102,19 +102,19 @@ def import_notebook_run() -> None:
 
 
 def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS) -> bool:
-    """Whether results/<variant>/seed<k>/ holds a run of today's configuration for it that reached this
-    run's stop rule: solved (when `stop`), or `episodes` episodes, and, for a run the analyses read,
-    whether runs/ still holds its networks. Any other is run again, its results replaced."""
-    from continuous_control.ablations import todays_config
+    """Whether results/<variant>/seed<k>/ holds a current run (its variant's changes and RESULTS_VERSION
+    as today) that reached this run's stop rule: solved (when `stop`), or `episodes` episodes, and, for
+    a run the analyses read, whether runs/ still holds its networks. Any other is run again."""
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
             os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
         return False
-    if json.load(open(os.path.join(folder, "config.json"))) != todays_config(variant, seed):
+    with open(os.path.join(folder, "summary.json")) as f:
+        summary = json.load(f)
+    if (summary.get("changes"), summary.get("results_version")) != (CHANGES[variant], RESULTS_VERSION):
         return False
-    summary = json.load(open(os.path.join(folder, "summary.json")))
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
 
 
@@ -127,7 +127,7 @@ def analyses(runs: str = RUNS) -> None:
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 
-def launch(run: tuple, jobs: int, results: str) -> None:
+def launch(run: tuple, jobs: int, results: str) -> int:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
     os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
@@ -140,6 +140,7 @@ def launch(run: tuple, jobs: int, results: str) -> None:
     with open(log) as f:
         tail = f.read().strip().splitlines()[-1:]
     print(f"finished {variant} seed {seed} (exit {code}): {tail[0] if tail else ''}", flush=True)
+    return code
 
 
 def positive(text: str) -> int:
@@ -182,10 +183,12 @@ def main(argv=None):
     alone = [run for run in todo if args.all and run[0] == "full"]
     shared = [run for run in todo if run not in alone]
     print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
-    for run in alone:
-        launch(run, 1, args.results)
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda run: launch(run, args.jobs, args.results), shared))
+        codes = [launch(run, 1, args.results) for run in alone]
+        codes += pool.map(lambda run: launch(run, args.jobs, args.results), shared)
+    failed = sum(code != 0 for code in codes)
+    if failed:
+        sys.exit(f"{failed} of {len(todo)} runs failed: their logs are in runs/")
 
 
 if __name__ == "__main__":

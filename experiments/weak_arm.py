@@ -21,7 +21,6 @@ import torch
 
 from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
 from continuous_control.results import EVAL_SEED, ROOT, write_json
-from experiments.tables import markdown_table
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
 
@@ -90,23 +89,6 @@ def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
             "seconds": round(time.time() - start, 1)}
 
 
-def weak_arm_table(path: str = os.path.join("results", "weak_arm.json")) -> str:
-    """Markdown: per direction of the goal's orbit, arm-episodes and the mean score (of slow goals,
-    |speed| < 0.5, and fast ones) and worst score, as trained and with every state mirrored to one
-    direction (the same policy, evaluation only)."""
-    result = json.load(open(os.path.join(ROOT, path)))
-    header = ["goal orbit", "arm-episodes", "mean as trained (slow / fast goals)", "worst as trained"] + [
-        f"{stat} {label}" for label in ("mirrored to speed > 0", "mirrored to speed < 0") for stat in ("mean", "worst")]
-    rows = []
-    for d in DIRECTIONS:
-        trained = result["summary"]["as_trained"][d]
-        rows.append([DIRECTIONS[d], trained["count"], f"{trained['mean']:.2f} ({trained['mean_slow']:.2f} / "
-                     f"{trained['mean_fast']:.2f})", f"{trained['worst']:.2f}"]
-                    + [f"{result['summary'][c][d][stat]:.2f}" for c in list(CONDITIONS)[1:] for stat in ("mean", "worst")])
-    return (f"`{result['run']}/` (seed {result['seed']}), {result['episodes']} noise-free episodes on unseen goals "
-            f"(environment seed {result['env_seed']}).\n\n" + markdown_table(header, rows))
-
-
 def across_seeds(folders: list, episodes: int = 5) -> dict:
     """Each run's exported policy on its evaluation goals (as results.evaluate: EVAL_SEED + seed, 5
     episodes), as trained and mirrored each way: the mean score of each direction and the worst arm."""
@@ -123,23 +105,9 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     return {"episodes": episodes, "seeds": out}
 
 
-def across_seeds_table(path: str = os.path.join("results", "weak_arm_seeds.json")) -> str:
-    """Markdown: per seed, the mean score of forward and of backward orbits, and the worst arm as trained
-    and mirrored each way (the policy at evaluation only)."""
-    if not os.path.exists(os.path.join(ROOT, path)):
-        return "(not measured yet: `python -m experiments.weak_arm --seeds runs/full/seed*`)"
-    seeds = json.load(open(os.path.join(ROOT, path)))["seeds"]
-    rows = [[k, f"{r['as_trained']['positive']:.2f}", f"{r['as_trained']['negative']:.2f}"]
-            + [f"{r[c]['worst_arm']:.2f}" for c in CONDITIONS] for k, r in seeds.items()]
-    return markdown_table(["seed", "mean, goals orbiting forward (speed > 0)", "mean, backward (speed < 0)",
-                           "worst arm as trained", "worst arm, mirrored to speed > 0", "worst arm, mirrored to speed < 0"],
-                          rows)
-
-
 def save_across_seeds(folders: list) -> None:
     """`across_seeds` of these run folders into results/weak_arm_seeds.json, and its table printed."""
     write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(folders))
-    print(across_seeds_table())
 
 
 def main() -> None:
@@ -155,7 +123,7 @@ def main() -> None:
     out = os.path.join(ROOT, "results", "weak_arm.json")
     result = analyse(args.run, args.episodes)
     write_json(out, result)
-    print(weak_arm_table(out), f"\nweak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
+    print(f"weak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
 
 
 if __name__ == "__main__":

@@ -134,12 +134,12 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
     for _ in range(2 * max(window, 1)):
         agent.learn()
     if window:
-        assert m.max_priority < 1.0                 # 7 forgotten, and the small errors set the level
+        assert m.entry_priority < 1.0                 # 7 forgotten, and the small errors set the level
     else:
-        assert m.max_priority == pytest.approx(7.0 + cfg.priority_offset)
+        assert m.entry_priority == pytest.approx(7.0 + cfg.priority_offset)
     m.add(*(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)), np.zeros(1, np.float32),
           np.zeros((1, S), np.float32), np.ones(1, np.float32))
-    assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.max_priority ** cfg.alpha)
+    assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.entry_priority ** cfg.alpha)
 
 
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():

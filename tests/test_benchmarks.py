@@ -7,7 +7,7 @@ from benchmarks import train_speed
 from continuous_control.agent import Config, train
 from reacher import ReacherEnvironment
 
-SMALL = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), fast_episodes=1, learn_every_later=4)
+SMALL = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), learn_every_until=1, learn_every_later=4)
 
 
 def test_profiled_training_is_the_training_and_times_every_phase(tmp_path):

@@ -10,7 +10,7 @@ import pytest
 from continuous_control import export
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-PAIRS = [("Continuous_Control.ipynb", "scripts/Continuous_Control.py"), ("Report.ipynb", "scripts/Report.py")]
+PAIRS = [("Continuous_Control.ipynb", "twins/Continuous_Control.py"), ("Report.ipynb", "twins/Report.py")]
 LONGEST_CODE_CELL = {"Continuous_Control.ipynb": 60, "Report.ipynb": 25}
 
 
@@ -92,7 +92,7 @@ def test_both_twins_pair_the_same_way():
     """The .ipynb and its twin name the same jupytext formats, so either can be synced from the other."""
     for notebook_name, twin in PAIRS:
         formats = {jupytext.read(os.path.join(ROOT, path)).metadata["jupytext"]["formats"] for path in (notebook_name, twin)}
-        assert formats == {"ipynb,scripts//py:percent"}, (notebook_name, formats)
+        assert formats == {"ipynb,twins//py:percent"}, (notebook_name, formats)
 
 
 def test_the_static_page_shows_the_replay_frame_and_no_widget_view():

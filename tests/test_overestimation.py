@@ -4,7 +4,7 @@ import json
 import numpy as np
 import pytest
 
-from experiments.overestimation import discounted_returns, overestimation_table, steps_left_needed, usable_steps
+from experiments.overestimation import discounted_returns, steps_left_needed, usable_steps
 
 
 def test_discounted_returns_match_the_direct_sum():
@@ -36,16 +36,3 @@ def test_the_truncation_rule_keeps_the_tail_under_the_tolerance(gamma, tolerance
 def test_gamma_099_needs_459_steps_left_of_1001():
     assert steps_left_needed(0.99) == 459
     assert usable_steps(1001, 0.99) == 543
-
-
-def test_the_table_shows_the_saved_numbers(tmp_path):
-    single = {"run": "checkpoints", "seed": 0, "q": 3.4567, "q_min": None, "mc_return": 3.1234,
-              "mc_return_upper": 3.1299, "difference": 0.3333, "ceiling": 4.0,
-              "by_arm": {"q": [3.4, 3.5, 3.456], "mc_return": [2.9, 3.3, 3.1]}}
-    twin = {**single, "run": "seed3", "seed": 3, "q": 2.5, "q_min": 2.25, "difference": -0.6234}
-    for result in (single, twin):
-        (tmp_path / f"{result['run']}.json").write_text(json.dumps(result))
-    lines = overestimation_table(str(tmp_path)).splitlines()
-    assert len(lines) == 4
-    assert lines[2] == "| checkpoints | 0 | 3.457 | – | 3.123 (3.130) | +0.333 | 4.00 | 3.40 to 3.50 | 2.90 to 3.30 |"
-    assert lines[3] == "| seed3 | 3 | 2.500 | 2.250 | 3.123 (3.130) | -0.623 | 4.00 | 3.40 to 3.50 | 2.90 to 3.30 |"

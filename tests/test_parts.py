@@ -183,7 +183,7 @@ def test_with_a_window_of_one_new_transitions_enter_at_the_last_updates_largest_
     m = replay(window=1, size=4)
     m.update_priorities(np.array([0, 1]), np.array([0.9, 0.1]))
     m.update_priorities(np.array([2]), np.array([-0.2]))
-    assert m.max_priority == pytest.approx(0.2)
+    assert m.entry_priority == pytest.approx(0.2)
     add(m, [7])
     assert m.priorities[4] == pytest.approx(0.2)
 
@@ -191,13 +191,13 @@ def test_with_a_window_of_one_new_transitions_enter_at_the_last_updates_largest_
 def test_the_window_forgets_updates_older_than_its_length():
     """window 4: after updates whose largest are 0.9, 0.8, 0.1, 0.2, 0.3, 0.4, the last four remain."""
     m = replay(window=4, size=2)
-    assert m.max_priority == 1.0                    # before any update: p = 1
+    assert m.entry_priority == 1.0                    # before any update: p = 1
     for k, largest in enumerate([0.9, 0.8, 0.1, 0.2, 0.3, 0.4]):
         m.update_priorities(np.array([0, 1]), np.array([largest, 0.05]))
         assert m.updates == k + 1
         if k == 1:
-            assert m.max_priority == 1.0            # two of the four slots still hold the initial 1
-    assert m.max_priority == pytest.approx(0.4)
+            assert m.entry_priority == 1.0            # two of the four slots still hold the initial 1
+    assert m.entry_priority == pytest.approx(0.4)
 
 
 def test_adding_past_the_capacity_overwrites_the_oldest():
@@ -272,7 +272,7 @@ def test_n_grows_by_one_every_n_step_ramp_episodes_up_to_n_step():
 
 
 def test_the_fast_episodes_learn_every_learn_every_steps_and_later_ones_every_learn_every_later():
-    a = agent(fast_episodes=2, learn_every=3, learn_every_later=7)
+    a = agent(learn_every_until=2, learn_every=3, learn_every_later=7)
     intervals = []
     for episode in (1, 2, 3, 4):
         a.begin_episode(episode)
@@ -382,7 +382,7 @@ def test_without_a_window_new_transitions_enter_at_the_last_updates_largest_prio
     m = PrioritizedReplay(8, 1, 1, 1.0, 0.0, np.random.default_rng(0))
     m.update_priorities(np.array([0]), np.array([0.9]))
     m.update_priorities(np.array([1]), np.array([0.2]))
-    assert m.max_priority == pytest.approx(0.2)      # a window of 2 would give 0.9
+    assert m.entry_priority == pytest.approx(0.2)      # a window of 2 would give 0.9
 
 
 def test_the_sum_tree_holds_two_nodes_per_leaf_and_no_more():

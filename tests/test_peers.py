@@ -1,5 +1,4 @@
-"""Stable-Baselines3 peers (benchmarks/peers.py) at SMOKE size, and their side-by-side report
-(experiments/peers.py) on fake run folders whose numbers are known."""
+"""Stable-Baselines3 peers (benchmarks/peers.py) at SMOKE size."""
 import json
 import os
 import subprocess
@@ -12,10 +11,7 @@ import torch
 
 from benchmarks import peers
 from continuous_control.results import load_run
-from experiments import claims
-from experiments import peers as side
-from test_claims import fake_run, ramp
-from test_report import rows_of
+from experiments import runs
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FULL = os.path.join(ROOT, "results", "full", "seed0")
@@ -91,7 +87,7 @@ def test_each_peer_is_an_algorithm_a_schedule_and_settings():
     assert set(peers.DEFAULT_SET) == {"td3", "sac", "td3_like", "sac_like"} and len(peers.SEEDS) >= 5
     for name, (algo, schedule, settings) in peers.PEERS.items():
         assert algo in ("TD3", "SAC") and schedule in peers.SCHEDULES and settings in peers.SETTINGS
-        assert name in peers.LABELS and name in side.COLORS
+        assert name in peers.LABELS
         hyperparameters, source = peers.SETTINGS[settings](algo)
         assert isinstance(hyperparameters, dict) and source
     assert peers.PEERS["td3_like"] == ("TD3", "ours", "like") and peers.PEERS["sac_like"] == ("SAC", "ours", "like")
@@ -145,8 +141,7 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
     assert run["arms"].shape == (4, 20) and len(run["scores"]["mean"]) == 4
     np.testing.assert_allclose(run["scores"]["mean"], run["arms"].mean(1), atol=0.01)
     assert len(summary["eval_arm_means"]) == 20 and len(summary["eval_noise_free_5"]) == 1
-    stats = claims.run_stats(run)
-    assert stats["minutes"] == pytest.approx(summary["wall_seconds"] / 60)
+    assert runs.measure(str(folder))["minutes"] == pytest.approx(summary["wall_seconds"] / 60)
     every_step = peers.expected_updates(peers.Schedule("every step", schedule.learning_starts), 4, 48, 20)
     assert summary["gradient_updates"] == summary["gradient_updates_expected"]
     if name in ("td3", "td3_like"):      # the switch to every 8th step after 2 episodes took effect (5-step targets or not)
@@ -269,148 +264,3 @@ def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
 def test_an_unknown_peer_is_refused():
     with pytest.raises(ValueError, match="unknown peer"):
         peers.run_one("ppo", 0)
-
-
-# --- the side-by-side report -------------------------------------------------------------------
-
-def fake_set(tmp_path, levels: dict, seeds=(0, 1, 2), **summary) -> dict:
-    """{agent: runs}: seed k of each agent ramps to levels[agent][k] by episode 30."""
-    return {name: [fake_run(tmp_path / name / f"seed{k}", k, ramp(x[k]), **summary.get(name, {})) for k in seeds]
-            for name, x in levels.items()}
-
-
-def test_table_has_a_row_per_agent_with_its_verdict(tmp_path):
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac": [35, 37, 39]})
-    rows = rows_of(side.peers_table(results))
-    assert [r[0] for r in rows] == [side.LABELS[n] for n in ("full", "td3", "sac")]
-    full, td3, sac = rows
-    assert full[1] == "0, 1, 2" and full[-1] == "(the reference)"
-    assert td3[2] == "never, never, never" and td3[4] == "not by 100, not by 100, not by 100"
-    assert "clearly worse than the agent on" in td3[-1] and "mean of episodes 1-100" in td3[-1]
-    assert sac[-1] == "no clear difference from the agent on any measure"
-    # the mean of episodes 1-100 of a ramp to L by episode 30: (L/30 * 465 + 70 L) / 100
-    assert full[3].startswith(f"{(36 / 30 * 465 + 70 * 36) / 100:.1f} to ")
-
-
-def test_a_peer_that_beats_the_agent_is_called_better_with_its_interval(tmp_path):
-    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0}
-    summaries = {"full": solved, "sac": {**solved, "wall_seconds_to_solve": 30.0}}
-    results = fake_set(tmp_path, {"full": [30.5, 31, 31.5], "sac": [36, 37, 38]}, **summaries)
-    verdict = rows_of(side.peers_table(results))[1][-1]
-    assert verdict.startswith("clearly better on first episode at 30, mean of episodes 1-100") and "minutes to solve" in verdict
-    assert rows_of(side.peers_table(results))[1][5] == "0.5 (alone)"
-    [row] = rows_of(side.peers_intervals(results))
-    [p] = claims.paired_family(results, claims.PRIMARY, ["sac"])
-    assert row[0] == side.LABELS["sac"] and row[2] == f"{p.mean:+.2f}" and p.mean > 4 and row[-1] == "better"
-
-
-def test_minutes_are_not_compared_for_a_peer_that_never_solved(tmp_path):
-    """Stopping at episode 100 unsolved is not solving faster."""
-    summaries = {"full": {"solved_at": 100, "wall_seconds_to_solve": 60.0}, "td3": {"wall_seconds": 30.0}}
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, **summaries)
-    assert [c.metric for c in side.comparisons(results)["td3"]] == list(claims.METRICS)
-    assert "minutes" not in rows_of(side.peers_table(results))[1][-1]
-    assert rows_of(side.peers_table(results))[1][5] == "0.5 (never solved; alone)"
-
-
-def test_minutes_are_not_compared_between_runs_alone_and_runs_that_shared_the_machine(tmp_path):
-    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0}
-    summaries = {"full": {**solved, "concurrent_runs": 1}, "sac": {**solved, "wall_seconds_to_solve": 30.0,
-                                                                  "concurrent_runs": 2}}
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "sac": [36, 37, 38]}, **summaries)
-    assert [c.metric for c in side.comparisons(results)["sac"]] == list(claims.METRICS)
-    summaries["full"]["concurrent_runs"] = 2
-    results = fake_set(tmp_path / "alike", {"full": [36, 37, 38], "sac": [36, 37, 38]}, **summaries)
-    assert side.comparisons(results)["sac"][-1].metric == "minutes"
-
-
-def test_minutes_are_not_compared_between_runs_made_on_two_kinds_of_processor(tmp_path):
-    """Scores pair across processors; minutes do not: each kind runs at its own speed."""
-    solved = {"solved_at": 100, "wall_seconds_to_solve": 60.0, "concurrent_runs": 2}
-    chip = lambda name: {"machine": f"x86_64 ({name}), 2 cores, torch threads 1"}
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "sac": [36, 37, 38]},
-                       full={**solved, **chip("Chip A")}, sac={**solved, **chip("Chip B")})
-    assert [c.metric for c in side.comparisons(results)["sac"]] == list(claims.METRICS)
-    results = fake_set(tmp_path / "one", {"full": [36, 37, 38], "sac": [36, 37, 38]},
-                       full={**solved, **chip("Chip A")}, sac={**solved, **chip("Chip A")})
-    assert side.comparisons(results)["sac"][-1].metric == "minutes"
-
-
-def test_the_intervals_are_corrected_for_the_peers_compared(tmp_path):
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac_zoo": [35, 37, 39]})
-    rows = {r[0]: r for r in rows_of(side.peers_intervals(results))}
-    assert rows[side.LABELS["td3"]][-1] == "worse" and rows[side.LABELS["sac_zoo"]][-1] == "no clear difference"
-    family = {p.variant: p for p in claims.paired_family(results, claims.PRIMARY, ["td3", "sac_zoo"])}
-    lo, hi = family["td3"].corrected
-    assert rows[side.LABELS["td3"]][4] == f"[{lo:+.2f}, {hi:+.2f}]" and side.comparisons(results)["td3"][1].family == 2
-
-
-def test_peer_results_cut_the_full_agent_to_the_peers_seeds(tmp_path):
-    fake_set(tmp_path / "results", {"full": [36] * 5}, seeds=range(5))
-    fake_set(tmp_path / "peers", {"td3": [20, 21]}, seeds=(0, 1))
-    results = side.peer_results(str(tmp_path / "results"), str(tmp_path / "peers"))
-    assert list(results) == ["full", "td3"]
-    assert [r["summary"]["seed"] for r in results["full"]] == [0, 1]
-
-
-def test_bad_results_are_refused_with_a_reason(tmp_path):
-    results = fake_set(tmp_path, {"td3": [20, 21, 22]})
-    with pytest.raises(ValueError, match="full agent"):
-        side.peers_table(results)
-    results = fake_set(tmp_path / "b", {"full": [36, 37, 38], "ppo": [1, 2, 3]})
-    with pytest.raises(ValueError, match="unknown agents"):
-        side.peers_intervals(results)
-    assert side.peers_table(fake_set(tmp_path / "c", {"full": [36, 37, 38]})).startswith("(no peer results yet")
-
-
-def test_figure_draws_every_agent_and_is_written(tmp_path):
-    import matplotlib
-    matplotlib.use("Agg")
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "sac": [35, 37, 39],
-                                  "td3_like": [30, 31, 32], "sac_like": [10, 11, 12]})
-    path = tmp_path / "doc" / "peers.png"
-    fig = side.peers_figure(results, path=str(path))
-    lines = fig.axes[0].get_lines()
-    assert [line.get_label().split(" (seed")[0] for line in lines[:5]] == [side.LABELS[n] for n in results]
-    np.testing.assert_allclose(lines[1].get_ydata(), ramp(21))
-    np.testing.assert_allclose(lines[3].get_ydata(), ramp(31))
-    assert [line.get_linestyle() for line in lines[:5]] == ["-", "-", "-", "--", "--"]
-    assert path.stat().st_size > 10_000
-
-
-def test_peers_like_the_agent_stand_beside_the_others_in_the_table_and_text(tmp_path):
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22], "td3_like": [37, 38, 39],
-                                  "sac_like": [10, 11, 12]})
-    rows = rows_of(side.peers_table(results))
-    assert [r[0] for r in rows] == [side.LABELS[n] for n in ("full", "td3", "td3_like", "sac_like")]
-    assert "configured like the agent" in rows[2][0] and rows[2][1] == "0, 1, 2"
-    assert "clearly worse than the agent on" in rows[3][-1]
-    assert {r[0]: r[-1] for r in rows_of(side.peers_intervals(results))}[side.LABELS["sac_like"]] == "worse"
-
-
-def test_peers_without_results_are_left_out_not_broken(tmp_path):
-    """Before `make peers` runs the new peers, results/peers/ holds only the others: they are listed alone."""
-    fake_set(tmp_path / "results", {"full": [36] * 5}, seeds=range(5))
-    fake_set(tmp_path / "peers", {"td3": [20, 21, 22], "sac": [30, 31, 32]})
-    results = side.peer_results(str(tmp_path / "results"), str(tmp_path / "peers"))
-    assert list(results) == ["full", "td3", "sac"] and len(results["full"]) == 3
-    assert len(rows_of(side.peers_table(results))) == 3 and "SB3 TD3 configured like" not in side.peers_intervals(results)
-    empty = side.peer_results(str(tmp_path / "results"), str(tmp_path / "none"))
-    assert list(empty) == ["full"] and len(empty["full"]) == 5
-    assert side.peers_table(empty).startswith("(no peer results yet") and side.peers_intervals(empty).startswith("(no peer")
-
-
-def test_a_peer_without_a_seed_in_common_is_listed_and_not_judged(tmp_path):
-    results = fake_set(tmp_path / "a", {"full": [36, 37, 38], "td3": [20, 21, 22]})
-    results["sac"] = fake_set(tmp_path / "b", {"sac": [0] * 5 + [35]}, seeds=(5,))["sac"]
-    rows = rows_of(side.peers_table(results))
-    assert rows[2][-1] == "(no seed in common with the agent's runs)" and "clearly worse" in rows[1][-1]
-    assert [r[0] for r in rows_of(side.peers_intervals(results))] == [side.LABELS["td3"]]
-
-
-def test_a_peer_with_fewer_than_three_seeds_in_common_gets_no_verdict(tmp_path):
-    """However far apart: one or two seeds are too few for the rule (claims.MIN_SEEDS)."""
-    results = fake_set(tmp_path, {"full": [36, 37, 38], "td3": [20, 21, 22]}, seeds=(0, 1))
-    rows = rows_of(side.peers_table(results))
-    assert rows[1][-1] == "no verdict yet: 2 seeds in common with the agent, the rule needs 3"
-    assert rows_of(side.peers_intervals(results))[0][-1] == claims.TOO_FEW

@@ -7,8 +7,7 @@ import numpy as np
 import torch
 
 from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
-from experiments.tables import cell
-from experiments.weak_arm import CONDITIONS, DIRECTIONS, mirror_policy, weak_arm_table
+from experiments.weak_arm import CONDITIONS, DIRECTIONS, mirror_policy
 from reacher import ReacherEnvironment
 
 
@@ -62,33 +61,3 @@ def test_a_mirrored_policy_sees_one_direction_and_mirrors_its_actions_back():
         expected = mirrored(policy(torch.as_tensor(mirrored(s, flip, MIRROR_OBS))).numpy(), flip, MIRROR_ACT)
         np.testing.assert_allclose(actions, expected)
         np.testing.assert_allclose(actions[~flip], policy(torch.as_tensor(s[~flip])).numpy())
-
-
-def test_the_table_shows_the_numbers_of_a_results_file(tmp_path):
-    numbers = iter(np.arange(11.11, 99, 1.01))
-    summary = {c: {d: {"count": 40 + i, "mean": next(numbers), "worst": next(numbers), "mean_slow": next(numbers),
-                       "mean_fast": next(numbers)} for i, d in enumerate(DIRECTIONS)} for c in CONDITIONS}
-    path = tmp_path / "weak_arm.json"
-    path.write_text(json.dumps({"summary": summary, "run": "checkpoints", "seed": 0, "episodes": 8, "env_seed": 10000}))
-    table = weak_arm_table(str(path))
-    assert table.startswith("`checkpoints/` (seed 0), 8 noise-free episodes on unseen goals (environment seed 10000).")
-    lines = [line for line in table.splitlines() if line.startswith("|")]
-    assert len(lines) == 2 + len(DIRECTIONS) and all(line.count("|") == 9 for line in lines)
-    for d, label in DIRECTIONS.items():
-        row = next(line for line in lines if line.startswith(f"| {cell(label)} |"))
-        trained = summary["as_trained"][d]
-        assert f" {trained['count']} " in row and f"{trained['worst']:.2f}" in row
-        assert f"{trained['mean']:.2f} ({trained['mean_slow']:.2f} / {trained['mean_fast']:.2f})" in row
-        for c in list(CONDITIONS)[1:]:
-            assert f"{summary[c][d]['mean']:.2f}" in row and f"{summary[c][d]['worst']:.2f}" in row
-
-
-def test_the_seeds_table_shows_each_seeds_directions_and_worst_arms(tmp_path):
-    from experiments.weak_arm import across_seeds_table
-    seeds = {str(k): {c: {"positive": 39.0 + k / 100, "negative": 38.0 + k / 100, "worst_arm": 30.0 + k + i,
-                          "mean": 39.0} for i, c in enumerate(CONDITIONS)} for k in range(2)}
-    path = tmp_path / "seeds.json"
-    path.write_text(json.dumps({"episodes": 5, "seeds": seeds}))
-    rows = [line for line in across_seeds_table(str(path)).splitlines() if line.startswith("| 1 |")]
-    assert rows == ["| 1 | 39.01 | 38.01 | 31.00 | 32.00 | 33.00 |"]
-    assert "not measured yet" in across_seeds_table(str(tmp_path / "none.json"))

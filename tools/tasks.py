@@ -1,7 +1,9 @@
 """The project's tasks, for Linux, macOS and Windows, with or without make.
 
-    python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb, then doc/,
-                                       # the README's tables and Report.ipynb from the new run
+    python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb (the notebook
+                                       # and checkpoints/, nothing else)
+    python -m tools.tasks report       # maintainers: results/'s analyses of checkpoints/, doc/'s
+                                       # figures and Report.ipynb
     python -m tools.tasks test         # every test
     python -m tools.tasks --list       # every task and what it runs
 
@@ -29,20 +31,20 @@ TASKS = {
     "notebook": ("execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
                  [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
                   (["tools.no_widget_state", "Continuous_Control.ipynb"], {})]),
-    "figures": ("doc/ figures and the README's result tables from checkpoints/ and results/",
-                [(["experiments.figures"], {})]),
-    "report": ("doc/, the README's tables, then Report.ipynb executed from them", ["figures", "report-notebook"]),
+    "figures": ("doc/'s figures from checkpoints/ and results/", [(["experiments.figures"], {})]),
+    "report": ("maintainers: the solving run's analyses, doc/'s figures, then Report.ipynb executed from them",
+               ["diagnose", "figures", "report-notebook"]),
     "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {}),
                                                           (["tools.no_widget_state", "Report.ipynb"], {})]),
     "diagnose": ("the solving run's critic against Monte-Carlo returns, and its weak arm (results/)",
                  [(["experiments.overestimation", "--run", "checkpoints"], {}), (["experiments.weak_arm"], {})]),
-    "run": ("the main job: the notebook, its diagnosis, then the report", ["notebook", "diagnose", "report"]),
+    "run": ("the main job: train in the notebook, which writes checkpoints/", ["notebook"]),
     "wheels": ("every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform (needs the network)",
                [(["tools.wheels"], {})]),
-    "test": ("every test, with no network: units, the notebook at SMOKE size, the report strictly", [
-        (["pytest", "tests", "Continuous_Control.ipynb", "--nbval-lax", "--nbval-current-env"], SMOKE),
-        (["pytest", "Report.ipynb", "--nbval", "--nbval-current-env",
-          "--nbval-sanitize-with", os.path.join("tests", "report_sanitize.cfg")], {})]),
+    "test": ("every test, with no network: the linter, units, both notebooks executed (the lesson at SMOKE size)", [
+        (["ruff", "check", "."], {}),
+        (["pytest", "tests", "Continuous_Control.ipynb", "Report.ipynb", "--nbval-lax", "--nbval-current-env"],
+         SMOKE)]),
     "export": ("after editing a notebook: its text twin, the exported agent and the student edition", [
         (["jupytext", "--sync", "Continuous_Control.ipynb", "Report.ipynb"], {}),
         (["continuous_control.export"], {}), (["tools.student"], {})]),

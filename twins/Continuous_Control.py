@@ -1,7 +1,7 @@
 # ---
 # jupyter:
 #   jupytext:
-#     formats: ipynb,scripts//py:percent
+#     formats: ipynb,twins//py:percent
 #     text_representation:
 #       extension: .py
 #       format_name: percent
@@ -84,16 +84,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, load_run, plot_diagnostics,
-                                plot_scores, replay_panel)
+from continuous_control import Networks, TrainingRun, check_config, code_fingerprint
 
 # %%
 import os
 import tempfile
 
 import matplotlib.pyplot as plt
+from IPython.display import Markdown
 
 import reacher
+from continuous_control.figures import plot_diagnostics, plot_scores
+from continuous_control.playback import replay_panel
+from continuous_control.results import load_run
+from experiments import runs, stats                  # the report's runs (results/) and their comparisons
 from continuous_control.config import env_flag       # 1/true/yes or 0/false/no (or unset); anything else is refused
 from continuous_control.figures import q_reference    # the Q panel's ceiling and earned return (section 8)
 from continuous_control.results import EVAL_SEED      # evaluation goals: environment seed EVAL_SEED + the run's seed
@@ -192,11 +196,11 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in the fast episodes, section 6.2."""
-    fast_episodes: int = 20
-    """The most episodes that learn every `learn_every` steps; later ones every `learn_every_later` steps."""
+    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 6.2."""
+    learn_every_until: int = 20
+    """The last episode that learns every `learn_every` steps; later episodes learn every `learn_every_later`."""
     learn_every_later: int = 8
-    """Environment steps between updates after the fast episodes."""
+    """Environment steps between updates after episode `learn_every_until`."""
     actor_lr: float = 1e-3
     """Adam learning rate of the actor."""
     critic_lr: float = 1e-3
@@ -236,8 +240,6 @@ class Config:
 # `Config()`, so it cannot drift from the code.
 
 # %%
-from IPython.display import Markdown
-
 from continuous_control.variants import LABELS
 
 c = Config()
@@ -252,7 +254,7 @@ departures = [  # (what, the paper [1], this notebook, why, the ablation in Repo
     ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
     ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "here mostly: new transitions first (4)", "uniform"),
     ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
-    ("learning schedule", "every step", f"every step for {c.fast_episodes} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
+    ("learning schedule", "every step", f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
 ]
 rows = [f"| {what} | {paper} | {ours} | {why} | {LABELS[ablation] if ablation else '-'} |"
         for what, paper, ours, why, ablation in departures]
@@ -586,22 +588,18 @@ assert q_of_actor() > before
 # %% [markdown]
 # **What clipped double-Q measurably does.** The report's runs (`results/`, on the built-in
 # replica, made by `make experiments`) change one thing at a time in the *full agent*, this
-# notebook's default `Config()` (every idea of sections 3 to 5, one critic), and compare each
-# variant with it seed by seed (the same goals and initial weights), on the
-# primary measure, the mean score of episodes 1-100. Each
-# sentence below, here and at the end of sections 3 to 5, gives the mean of the paired differences
-# (variant minus full agent: negative means the change cost score), in how many seeds the variant
-# scored lower, and the 95% t-interval of that mean. The report tests many variants on this
-# measure, and among many comparisons some look clear by chance; so the interval is widened for
-# all of them (Bonferroni: each at level $1 - 0.05/m$ for $m$ variants), and only the widened one
-# gives a verdict. With three seeds it is several times wider than the plain one: "no clear
-# difference" means the seeds cannot tell, not that there is no effect. `Report.ipynb` section 5.1
-# states the rule and lists every variant.
+# notebook's default `Config()`, and compare each variant with it seed by seed (the same goals and
+# initial weights) on the mean score of episodes 1-100. Here, and at the end of sections 3 to 5:
+# the mean of the paired differences (variant minus full agent), its 95% interval, in how many
+# seeds the variant scored higher, and the report's verdict (`Report.ipynb` section 4 gives the
+# test behind it).
 
 # %% tags=["nbval-check-output"]
-from experiments.claims import effects      # paired differences and their intervals, from results/
-
-effects("clipped_double_q")
+table = runs.load()
+e = stats.effect(table, "clipped_double_q")
+Markdown(f"Over {e['seeds']} seeds, clipped double-Q changed the mean of episodes 1-100 by {e['mean']:+.2f} "
+         f"(95% interval {e['low']:+.2f} to {e['high']:+.2f}); it scored higher in {e['better_in']} of them. "
+         f"The report's verdict: {e['verdict']}.")
 
 # %% [markdown]
 # ## 3. n-step targets
@@ -769,11 +767,17 @@ print(rows)
 #    episodes' scores and mean $Q$ (section 3 says why a long $n$ is off-policy early on).
 
 # %% [markdown]
-# **What $n$-step targets measurably do**, on the primary measure as in 2.3: 1-step targets, and
-# 5-step targets without the ramp of $n$.
+# **What $n$-step targets measurably do.** Both help here: 1-step targets, and 5-step targets
+# from the first episode without the ramp of $n$, each score lower than the full agent, and the
+# report finds both clearly worse.
 
 # %% tags=["nbval-check-output"]
-effects("one_step", "no_ramp")
+one, ramp = stats.effect(table, "one_step"), stats.effect(table, "no_ramp")
+Markdown(f"Over {one['seeds']} seeds, 1-step targets scored {-one['mean']:.1f} points lower on the mean of "
+         f"episodes 1-100 (95% interval {-one['high']:.1f} to {-one['low']:.1f}), lower in {one['worse_in']} of "
+         f"{one['seeds']}. Without the ramp, 5-step targets scored {-ramp['mean']:.1f} lower (95% interval "
+         f"{-ramp['high']:.1f} to {-ramp['low']:.1f}), lower in {ramp['worse_in']} of {ramp['seeds']}. The report's "
+         f"verdicts: {one['verdict']} and {ramp['verdict']}.")
 
 # %% [markdown]
 # ## 4. Prioritized replay
@@ -930,7 +934,7 @@ class PrioritizedReplay:
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
-        self._set_priority(idx, np.full(len(idx), self.max_priority))
+        self._set_priority(idx, np.full(len(idx), self.entry_priority))
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
 
@@ -947,7 +951,7 @@ class PrioritizedReplay:
         return idx, weights.astype(np.float32), batch_arrays
 
     @property
-    def max_priority(self) -> float:
+    def entry_priority(self) -> float:
         """A new transition's p: the largest of the last `window` updates."""
         return float(self.recent.max())
 
@@ -1031,27 +1035,22 @@ plt.show()
 #    what happens to it after the first large TD errors?
 
 # %% [markdown]
-# **What prioritized replay measurably does here.** After the fast episodes the agent makes one
-# update on a batch of 256 for every 160 new transitions, into a buffer of about 50 episodes: a
-# large part of the buffer has not been drawn by the end of a run, and new transitions, entering at
-# a high priority, are drawn first: prioritization here sets mostly how much of each batch goes to
-# transitions not yet replayed, the newest first (`Report.ipynb` section 2.1 gives the numbers, from
-# the runs' diagnostics). Three variants (those not yet run say so) test whether it earns its
-# place: uniform replay, new transitions at the largest priority ever (as in [3]), and new
-# transitions at the mean priority, which stops favouring the new:
+# **What prioritized replay measurably does here: no measurable gain.** After the first 20
+# episodes the agent makes one update on a batch of 256 for every 160 new transitions, into a
+# buffer of about 50 episodes, so much of the buffer is never replayed, and new transitions, which
+# enter at a high priority, are drawn first (`Report.ipynb` section 2.1). Against uniform replay:
 
 # %% tags=["nbval-check-output"]
-effects("uniform", "all_time_max_priority", "mean_priority")
+e = stats.effect(table, "uniform")
+Markdown(f"Over {e['seeds']} seeds, uniform replay changed the mean of episodes 1-100 by {e['mean']:+.2f} "
+         f"(95% interval {e['low']:+.2f} to {e['high']:+.2f}); it scored lower in {e['worse_in']} of them. "
+         f"The report's verdict: {e['verdict']}, as for the two other rules for new transitions.")
 
 # %% [markdown]
-# How to read them together (`Report.ipynb` section 2.1 pairs each with uniform replay directly).
-# At the mean priority a new transition is drawn no more often than an old one, so what is left
-# of prioritization is the choice among stored transitions by TD error: those runs score as
-# uniform replay's do. The default rule, which draws the new transitions first, scored above
-# uniform replay in most seeds, but not by enough to clear the widened interval, and the rule of [3],
-# new transitions at the largest priority ever, which draws them first more strongly still, scored
-# clearly above uniform replay (`Report.ipynb` section 2.1). So prioritized replay earns its place
-# here by replaying the newest transitions first, not by its choice among the old ones.
+# This is in line with Fujimoto et al. [15]: sampling by priority with a squared loss is the same,
+# in expectation, as uniform sampling with another loss, and in their MuJoCo runs prioritized replay
+# brought TD3, an actor-critic method like this one, little or nothing. The new-transition priority
+# of 4.2 is a choice: the rule of [3] (the largest priority ever) scores no differently.
 
 # %% [markdown]
 # ## 5. NoisyNet exploration
@@ -1308,12 +1307,15 @@ plt.show()
 #    $\sigma$ grow or shrink, as 5.2 predicts?
 
 # %% [markdown]
-# **What NoisyNet measurably does.** Against Ornstein-Uhlenbeck noise of the same correlation
-# added to the actions, and against no exploration noise at all (20 arms in 20 states may explore
-# for the agent):
+# **What NoisyNet measurably does here: no measurable gain.** Neither Ornstein-Uhlenbeck noise of
+# the same correlation added to the actions nor no exploration noise at all scores clearly
+# differently: 20 arms in 20 different states explore for the agent.
 
 # %% tags=["nbval-check-output"]
-effects("action_noise", "no_noise")
+ou, none = stats.effect(table, "action_noise"), stats.effect(table, "no_noise")
+Markdown(f"Over {ou['seeds']} seeds, OU action noise changed the mean of episodes 1-100 by {ou['mean']:+.2f} "
+         f"(95% interval {ou['low']:+.2f} to {ou['high']:+.2f}), and no noise by {none['mean']:+.2f} "
+         f"({none['low']:+.2f} to {none['high']:+.2f}). The report's verdicts: {ou['verdict']} and {none['verdict']}.")
 
 # %% [markdown]
 # ## 6. The agent
@@ -1373,7 +1375,7 @@ class Behaviour(nn.Module):
 # draws 256: learning every step, that is about 13 draws per stored transition. The updates are
 # where the time goes. Early on they are what makes the scores rise; once the arms score near
 # the maximum, the updates only have to keep them there. So the agent learns
-# every step in its fast episodes, the first `fast_episodes` = 20, and every `learn_every_later`
+# every step in its fast episodes, the first `learn_every_until` = 20, and every `learn_every_later`
 # = 8 steps after them, which cuts the later episodes' time to a fraction. This is a design choice
 # for speed; the report's ablation "learning every step throughout" measures what it costs in
 # score. `begin_episode` sets the episode's $n$ (3) and its learning interval.
@@ -1425,7 +1427,7 @@ class Agent(DDPG):
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
         if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.fast_episodes else cfg.learn_every_later
+        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
@@ -1490,7 +1492,7 @@ assert noise_free
 # %% tags=["nbval-check-output"]
 ramp = Agent(Config(buffer_size=5000), state_size, action_size, num_agents)
 schedule = {}
-fast = ramp.cfg.fast_episodes
+fast = ramp.cfg.learn_every_until
 for episode in (1, 4, 5, 9, 13, 17, fast, fast + 1, 100):
     ramp.begin_episode(episode)
     schedule[episode] = (ramp.nstep.n, ramp.learn_every)
@@ -1520,7 +1522,7 @@ plt.show()
 # **Exercises.**
 # 1. Learn every step throughout, `Config(learn_every_later=1)`: the later episodes take several
 #    times longer (the progress bar shows it). Does the mean of episodes 1-100 change?
-# 2. Halve the fast episodes, `Config(fast_episodes=10)`, and compare the minutes to solve and the
+# 2. Halve the fast episodes, `Config(learn_every_until=10)`, and compare the minutes to solve and the
 #    scores with the default: do episodes 11-20 need an update every step?
 
 # %% [markdown]
@@ -1536,8 +1538,10 @@ plt.show()
 #
 # **Seeds.** On the built-in Reacher, `train` seeds the environment's goals from `cfg.seed`
 # before it starts, so a run is the same whatever the environment did before (the cells above
-# stepped it): this notebook's run is seed 0 of the report's seeds, equal to `results/full/seed0`
-# episode by episode. (A Unity build seeds its goals itself, when it is opened.)
+# stepped it): on the same kind of processor, this notebook's run repeats seed 0 of the report's
+# seeds episode by episode. Another processor may round differently, and training amplifies it:
+# `results/processor_check/full/seed0`, made on an AMD EPYC as this run was, is the same run;
+# `results/full/seed0`, made on an Intel Xeon, is not. (A Unity build seeds its goals itself.)
 #
 # **Starting and resuming.** Each run starts afresh; a checkpoint left by an earlier run is set
 # aside, not deleted. With `RESUME=1` in the environment (`make run RESUME=1`) it continues an
@@ -1720,3 +1724,4 @@ env.close()
 # 12. M. Plappert et al., *Parameter space noise for exploration*, ICLR 2018, arXiv:1706.01905.
 # 13. T. F. Chan, G. H. Golub, R. J. LeVeque, *Updating formulae and a pairwise algorithm for computing sample variances*, Stanford report STAN-CS-79-773, 1979.
 # 14. S. Fujimoto, H. van Hoof, D. Meger, *Addressing function approximation error in actor-critic methods* (TD3), ICML 2018, arXiv:1802.09477.
+# 15. S. Fujimoto, D. Meger, D. Precup, *An equivalence between loss functions and non-uniform sampling in experience replay*, NeurIPS 2020, arXiv:2007.06049.

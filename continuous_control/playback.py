@@ -13,7 +13,6 @@ import os
 
 import numpy as np
 import torch
-from IPython.display import display
 
 from .results import EVAL_SEED, ROOT
 
@@ -86,6 +85,7 @@ def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, hei
     """The exported policy without noise on unseen goals: choose the goals' speed and size (the
     environment's reset parameters), press *replay*, then play or drag the slider."""
     import ipywidgets as widgets
+    from IPython.display import display
 
     def act(info):
         with torch.no_grad():

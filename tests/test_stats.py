@@ -1,0 +1,104 @@
+"""The comparisons (experiments/stats.py): the rule on data whose answer is known, and every interval
+and p-value the report and the lesson show, recomputed independently from the run folders' CSVs."""
+import csv
+import glob
+import itertools
+import os
+
+import numpy as np
+import pandas as pd
+import pytest
+from scipy import stats as sp
+
+from continuous_control.variants import LABELS
+from experiments import runs, stats
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+
+def table_of(full, variant, measure="mean_1_100"):
+    """A table of runs with these values for the full agent and a variant "v", seed by seed."""
+    rows = [{"group": "agent", "variant": name, "seed": k, measure: x}
+            for name, values in (("full", full), ("v", variant)) for k, x in enumerate(values)]
+    return pd.DataFrame(rows)
+
+
+def test_ten_of_ten_lower_with_one_large_difference_is_worse():
+    """The case the t-interval missed: every seed lower, one by much more than the rest."""
+    rng = np.random.default_rng(1)
+    full = 35 + rng.normal(0, 0.3, 10)
+    variant = full - np.r_[np.full(9, 0.8), 8.66]
+    row = stats.compare(table_of(full, variant), ["v"]).loc["v"]
+    assert row.p == pytest.approx(2 / 1024) and row.worse_in == 10 and row.verdict == "worse"
+    assert row.high < 0
+
+
+def test_mixed_signs_are_no_clear_difference_and_three_seeds_never_decide():
+    row = stats.compare(table_of([35, 34, 36, 35, 34, 36], [35.5, 33.6, 36.2, 34.7, 34.3, 35.8]), ["v"]).loc["v"]
+    assert row.verdict == "no clear difference"
+    three = stats.compare(table_of([35, 35, 35], [30, 31, 29]), ["v"]).loc["v"]
+    assert three.p == pytest.approx(0.25) and three.verdict == "no clear difference" and np.isnan(three.low)
+
+
+def test_on_a_measure_where_lower_is_better_earlier_is_better():
+    row = stats.compare(table_of([15] * 10, list(range(5, 15)), "first_30"), ["v"], measure="first_30").loc["v"]
+    assert row.verdict == "better" and row.better_in == 10
+
+
+def test_holm_adjusts_in_step_down_order():
+    np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03, 0.2]), [0.04, 0.09, 0.09, 0.2])
+
+
+def test_the_interval_widens_with_the_family():
+    rng = np.random.default_rng(2)
+    full = 35 + rng.normal(0, 1, 10)
+    t = table_of(full, full - 1 + rng.normal(0, 1, 10))
+    alone = stats.compare(t, ["v"]).loc["v"]
+    t = pd.concat([t, t[t.variant == "v"].assign(variant="w")])
+    two = stats.compare(t, ["v", "w"]).loc["v"]
+    assert two.low < alone.low and two.high > alone.high and two["mean"] == alone["mean"]
+
+
+def test_the_probability_of_improvement_counts_pairs_of_runs():
+    assert stats.improvement(np.array([1.0, 2.0, 3.0]), np.array([2.0, 2.0])) == pytest.approx((0 + 1 + 2) / 6)
+
+
+# --- every published number, recomputed independently -------------------------------------------
+
+def mean_1_100(folder):
+    with open(os.path.join(folder, "scores.csv")) as f:
+        return np.mean([float(r["mean"]) for r in csv.DictReader(f)][:100])
+
+
+def by_seed(variant):
+    return {int(p.rsplit("seed", 1)[1]): mean_1_100(p) for p in glob.glob(os.path.join(ROOT, "results", variant, "seed*"))}
+
+
+def sign_flip_p(d):
+    """Every one of the 2^K sign flips, by hand."""
+    means = [abs(np.mean(np.multiply(d, signs))) for signs in itertools.product((1, -1), repeat=len(d))]
+    return np.mean(np.array(means) >= abs(np.mean(d)) - 1e-12)
+
+
+def test_every_verdict_interval_and_p_of_the_primary_family_recomputes_from_the_csvs():
+    family = [v for v in LABELS if v != "full" and os.path.isdir(os.path.join(ROOT, "results", v))]
+    published = stats.compare(runs.load(), family)
+    full = by_seed("full")
+    d = {v: np.array([x - full[k] for k, x in sorted(by_seed(v).items()) if k in full]) for v in family}
+    p = {v: sign_flip_p(x) for v, x in d.items()}
+    order = sorted(family, key=p.get)
+    holm, running = {}, 0.0
+    for i, v in enumerate(order):
+        running = max(running, min(1.0, (len(family) - i) * p[v]))
+        holm[v] = running
+    for v in family:
+        row = published.loc[v]
+        assert row.seeds == len(d[v]) and row["mean"] == pytest.approx(d[v].mean())
+        assert row.p == pytest.approx(p[v]) and row.p_holm == pytest.approx(holm[v])
+        good = d[v].mean() > 0
+        assert row.verdict == ("no clear difference" if holm[v] >= 0.05 else "better" if good else "worse")
+        if len(d[v]) >= stats.MIN_SEEDS:            # another resampling: the same interval to within its noise
+            ci = sp.bootstrap((d[v],), np.mean, confidence_level=1 - 0.05 / len(family), method="BCa",
+                              n_resamples=20_000, rng=np.random.default_rng(123)).confidence_interval
+            width = ci.high - ci.low
+            assert abs(row.low - ci.low) < 0.1 * width and abs(row.high - ci.high) < 0.1 * width

@@ -1,0 +1,384 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: ipynb,twins//py:percent
+#     text_representation:
+#       extension: .py
+#       format_name: percent
+#       format_version: '1.3'
+#       jupytext_version: 1.19.6
+#   kernelspec:
+#     display_name: Python 3 (ipykernel)
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Report: DDPG with n-step targets, prioritized replay and NoisyNet on the 20-arm Reacher
+#
+# This report describes the agent trained in [`Continuous_Control.ipynb`](Continuous_Control.ipynb),
+# shows that it solves the 20-agent Reacher, and measures over several seeds what each of its three
+# extensions contributes. It **only reads** saved results and never trains:
+#
+# * `checkpoints/`: the notebook's solving run (`make run`);
+# * `results/<variant>/seed<k>/`: headless runs of the same agent (`continuous_control/agent.py`,
+#   exported from the notebook) for ten seeds of the full agent and of most ablations
+#   (`make experiments`), Stable-Baselines3's TD3 and SAC on the same arms (`make peers`), and the
+#   replica measured against the Unity build (`make calibrate`).
+#
+# Every run trained on this project's **built-in Reacher**, a replica of the course's Unity
+# environment ([`doc/environment.md`](doc/environment.md)); section 7 measures how faithful it is.
+# Every table comes from one table of runs (`experiments/runs.py`, one row per run folder, with
+# the commit and processor that made it), every comparison from one rule (`experiments/stats.py`),
+# and every number in the prose is computed in the cell that states it.
+
+# %%
+import matplotlib.pyplot as plt
+import numpy as np
+import pandas as pd
+from IPython.display import HTML, Markdown, display
+
+from benchmarks.peers import LABELS as PEER_LABELS
+from continuous_control.figures import history_of, plot_diagnostics, plot_scores, q_reference
+from continuous_control.playback import load_networks, policy_of, render_replay
+from continuous_control.results import load_run
+from continuous_control.variants import CHANGES, LABELS
+from experiments import report, runs, stats
+from reacher.render import to_gif
+
+pd.set_option("display.max_colwidth", 120)
+table = runs.load()
+agent = table[table.group == "agent"]
+full = agent[agent.variant == "full"].set_index("seed")
+solving = load_run("checkpoints")
+ablations = [v for v in LABELS if v != "full" and v in set(agent.variant)]
+primary = report.verdicts(table, ablations)
+
+# %% [markdown]
+# ## Which extensions measurably help
+#
+# Each extension was removed in turn from the full agent, on the same seeds, and each variant was
+# compared with the full agent seed by seed on the primary measure, the mean score of episodes
+# 1-100 (section 4 gives the rule: a sign-flip permutation test, Holm's correction over all
+# variants, a bootstrap interval).
+
+# %%
+def says(variant):
+    r = primary.loc[LABELS[variant]]
+    return f"{r['mean']:+.2f} (corrected 95% interval {r.low:+.2f} to {r.high:+.2f}, {r.seeds} seeds, Holm's p {r.p_holm:.3f})"
+
+
+Markdown(f"""* **$n$-step targets help.** 1-step targets: {says("one_step")}; 5-step targets without the ramp of
+  $n$: {says("no_ramp")}. Plain DDPG, without all three extensions: {says("plain")}.
+* **Prioritized replay shows no measurable gain.** Uniform replay: {says("uniform")}.
+* **NoisyNet shows no measurable gain.** OU action noise: {says("action_noise")}; no exploration noise at all:
+  {says("no_noise")}.""")
+
+# %% [markdown]
+# ## 1. The learning algorithm
+#
+# **DDPG** (Lillicrap et al. 2016) learns a deterministic policy $\mu_\theta(s)$, the *actor*, and
+# its action-value $Q_\phi(s, a)$, the *critic*, off-policy from a replay buffer. The critic
+# regresses on a bootstrapped target computed with slowly moving copies $\mu_{\theta'}, Q_{\phi'}$:
+# after each update $\phi' \leftarrow \tau\phi + (1-\tau)\phi'$ (likewise $\theta'$). The actor
+# follows the critic's action gradient, minimising $-Q_\phi(s, \mu_\theta(s))$. All 20 arms act
+# with the same actor and feed one buffer. The agent makes one update per environment step (20
+# transitions) up to episode `learn_every_until`, then one every `learn_every_later` steps, and $n$
+# grows from 1 over the first episodes (`n_step_ramp`).
+#
+# 1. **$n$-step targets.** $y_t = \sum_{k=0}^{n-1}\gamma^k r_{t+k} + \gamma^n Q_{\phi'}(s_{t+n},
+#    \mu_{\theta'}(s_{t+n}))$: a reward reaches the critic $n$ times faster, at the price of an
+#    uncorrected off-policy bias (as in D4PG and Rainbow).
+# 2. **Prioritized replay** (Schaul et al. 2016). Transition $i$ has the priority
+#    $p_i = |\delta_i| + c$ and is drawn with probability $P(i) = p_i^\alpha / \sum_k p_k^\alpha$
+#    from a sum tree; its squared TD error is weighted by
+#    $w_i = (N P(i))^{-\beta} / \max_j (N P(j))^{-\beta}$, the maximum over the batch.
+# 3. **NoisyNet** (Fortunato et al. 2018). The actor's weights are $W = \bar W + \sigma^W \odot
+#    \varepsilon^W$ with learned $\sigma^W$ and factorised Gaussian noise, which here follows an
+#    Ornstein-Uhlenbeck process in time; one noise sample drives all 20 arms, and the target actor
+#    uses the mean weights $\bar W$.
+#
+# States are standardised by a running mean and variance (a `Normalizer` in front of both
+# networks). The Reacher's 1001-step limit is a clock, not a terminal state: targets bootstrap
+# through it.
+#
+# ### 1.1 Hyperparameters
+#
+# The solving run's saved configuration; the meanings are the docstrings of `Config`.
+
+# %%
+report.hyperparameters(solving["config"])
+
+# %% [markdown]
+# ### 1.2 Network architectures
+#
+# Rebuilt from the agent's classes and loaded from the saved weights (strictly: a layer that did
+# not match would fail here). The actor is three `NoisyLinear` layers, ReLU between them and
+# $\tanh$ at the output; the critic takes state and action concatenated. NoisyNet's learned
+# $\sigma$ started at `noisy_sigma0` $/\sqrt{\text{inputs}}$.
+
+# %%
+nets = load_networks("checkpoints")
+display(report.layers(nets["actor"]), report.layers(nets["critic"]))
+
+# %% [markdown]
+# ## 2. The solving run
+#
+# The notebook's run (`checkpoints/`). The environment counts as solved when the average over 100
+# consecutive episodes of the 20-arm mean score reaches 30; "solved at episode $E$" means
+# episodes $E-99, \dots, E$ average at least 30, so 100 is the earliest possible.
+
+# %%
+s = solving["summary"]
+Markdown(f"Seed {s['seed']} on the {s['environment']}, {s['processor']}, commit {s['commit']}: solved at episode "
+         f"{s['solved_at']}; first episode with a 20-arm mean of 30: {runs.measure('checkpoints')['first_30']}; "
+         f"mean of episodes 1-100: {np.mean(solving['scores']['mean'][:100]):.2f}.")
+
+# %%
+fig, ax = plt.subplots(figsize=(9, 4.5))
+plot_scores(history_of(solving), ax, "Continuous_Control.ipynb, seed 0, built-in replica")
+plt.show()
+
+# %% [markdown]
+# What learning saw, per episode (`diagnostics.csv`): the critic's mean $Q$ against the ceiling
+# $r_\max/(1-\gamma)$ and the return earned, the losses, $|\delta|$, NoisyNet's $\sigma$, the share
+# of young transitions, the never-replayed backlog, a new transition's priority and $\beta$.
+
+# %%
+plot_diagnostics(solving["diagnostics"], "What learning saw, per episode",
+                 q_reference(solving["scores"]["mean"], solving["config"]["gamma"]))
+plt.show()
+
+# %% [markdown]
+# ## 3. Across seeds
+#
+# The full agent on ten seeds (`results/full/`). Beside each mean, the worst and the best arm (an
+# arm's own mean over episodes 1-100), and the exported policy without noise on goals the run never
+# saw (5 episodes).
+
+# %%
+full[["processor", "solved_at", "first_30", "mean_1_100", "worst_arm_1_100", "best_arm_1_100", "mean_91_100",
+      "eval", "eval_worst_arm", "minutes", "runs_at_once"]].round(2)
+
+# %%
+Markdown(f"All {len(full)} seeds solved at episode {full.solved_at.max():.0f} or earlier. Median first episode at "
+         f"30: {full.first_30.median():g} (latest {full.first_30.max()}); median mean of episodes 1-100: "
+         f"{full.mean_1_100.median():.2f} (worst seed {full.mean_1_100.min():.2f}); noise-free worst arm at least "
+         f"{full.eval_worst_arm.min():.2f}.")
+
+# %%
+report.curves_figure({"": {"full": list(full.index)}}, "Full agent: mean over ten seeds, band from worst to best")
+plt.show()
+
+# %% [markdown]
+# ## 4. Ablations: what each extension contributes
+#
+# Each variant changes one thing in the full agent, all else equal (same hyperparameters, same
+# seeds); plain DDPG removes all three extensions. Every ablation runs exactly 100 episodes; the
+# full agent's runs are cut to their first 100.
+
+# %%
+pd.DataFrame({"change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{k}={v!r}" for k, v in c.items())),
+              "seeds": agent.groupby("variant").seed.size()}).rename(index=LABELS)
+
+# %% [markdown]
+# **The rule.** A variant and the full agent are paired seed by seed: seed $k$ fixes each episode's
+# goals and the initial weights. On the differences $d_k$ (variant minus full agent) we give the
+# mean; its BCa bootstrap interval at the level $1 - 0.05/m$ for the $m$ variants compared on that
+# measure (Bonferroni: the $m$ intervals hold together with 95%; none for fewer than 5 seeds); the
+# p-value of an exact sign-flip permutation test (it assumes only that the $d_k$ are symmetric about
+# zero when nothing differs, so one large difference cannot hide ten of the same sign); and that
+# p corrected by Holm's step-down method over the family. A variant is **better** or **worse** where
+# Holm's p is below 0.05; anything else is **no clear difference**, which is not "no effect". With
+# $K$ seeds the smallest possible p is $2/2^K$: three seeds (0.25) can never give a verdict. The primary
+# measure, named before the ten-seed runs, is the mean of episodes 1-100; each other measure is
+# a family of its own.
+
+# %%
+display(primary[["seeds", "mean", "low", "high", "better_in", "worse_in", "p", "p_holm", "verdict"]])
+report.interval_figure(primary)
+plt.show()
+
+# %% [markdown]
+# Every measure, by the same rule: the mean paired difference and the verdict.
+
+# %%
+pd.concat({runs.MEASURES[m][0]: report.verdicts(table, ablations, m)[["mean", "verdict"]] for m in runs.MEASURES},
+          axis=1)
+
+# %% [markdown]
+# rliable's summaries (Agarwal et al. 2021) for the ten-seed variants: the interquartile mean of
+# each side and the probability that a run of the variant beats a run of the full agent, each
+# with a 95% bootstrap interval.
+
+# %%
+report.summaries(table, [v for v in ablations if (agent.variant == v).sum() >= 10])
+
+# %%
+report.ablations_figure(table)
+plt.show()
+
+# %% [markdown]
+# **The processor check.** Seed $k$ fixes the draws, but another kind of processor may round
+# later arithmetic differently, and training amplifies it. `results/processor_check/` holds the
+# full agent made again, same code and seeds, on another processor than `results/full/`; the
+# check is uncorrected on every measure, to be as ready as it can be to find an effect.
+
+# %%
+check = {runs.MEASURES[m][0]: stats.compare(table, ["full"], measure=m, group="processor_check").iloc[0]
+         for m in runs.MEASURES}
+pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]].infer_objects().round(3)
+
+# %%
+made = table[table.variant.eq("full") & table.group.isin(["agent", "processor_check"])]
+made.groupby(["group", "processor"]).seed.size()
+
+# %% [markdown]
+# ## 5. What prioritized replay does at this replay ratio
+#
+# After episode 20 the agent makes one update on a batch of 256 for every 160 new transitions,
+# into a buffer of a million, about 50 episodes. Per variant, the range over its seeds of: the
+# newest transitions' (the last 1000 added) share of the draws over their share of the buffer after
+# episode 20; at episode 100, the share of the buffer never replayed and the sampling probability
+# it holds; and a new transition's priority over the mean $|\delta|$.
+
+# %%
+report.replay_use()
+
+# %% [markdown]
+# Prioritized replay shrinks the backlog of transitions never replayed, and new transitions, which
+# enter at many times the mean $|\delta|$, are drawn first. Whether any of the rules for a new
+# transition's priority beats uniform replay, each paired with it seed by seed:
+
+# %%
+report.verdicts(table, ["full", "all_time_max_priority", "mean_priority"], baseline="uniform")
+
+# %% [markdown]
+# ## 6. The critic's overestimation, and clipped double-Q
+#
+# The most any policy can earn from a state is $r_\max/(1-\gamma)$, the ceiling; a mean $Q$ above
+# it cannot be right. Beside it, the return the arms earned, estimated from the episode's score.
+# Every variant at episode 100:
+
+# %%
+report.q_at_100()
+
+# %% [markdown]
+# A Monte-Carlo check of the solving run's critic (`experiments/overestimation.py`): the discounted
+# return of the noise-free policy, summed from the rewards received on unseen goals, against the
+# critic's $Q(s, \mu(s))$ on the same states; and the same for a clipped double-Q critic (seed 0).
+
+# %%
+report.overestimation()
+
+# %% [markdown]
+# The single critic of the full agent overestimates: its $Q$ passes the ceiling. Clipped
+# double-Q's $\min(Q_1, Q_2)$ falls below the return, the underestimate Fujimoto et al. accept.
+# The 1-step critics are below the return earned at episode 100, but they may not have converged,
+# so these runs cannot say whether the overestimate comes with the $n$-step target.
+#
+# **Should clipped double-Q be the default?** The rule, fixed before its ten seeds ran: only if it
+# is clearly better on the primary measure and costs at most 15% more time, measured side by side
+# (`benchmarks/cost.py`, `make benchmark`).
+
+# %%
+cost = report.read_json("results/benchmarks/cost_clipped_double_q.json")
+Markdown(f"On the primary measure: {says('clipped_double_q')}, {primary.loc[LABELS['clipped_double_q'], 'verdict']}. "
+         f"Time: x{cost['ratio_median']['wall']:.2f} wall (median of {cost['pairs']} side-by-side pairs, range "
+         f"{cost['ratio_range']['wall'][0]:.2f} to {cost['ratio_range']['wall'][1]:.2f}, {cost['machine']}).")
+
+# %% [markdown]
+# It is not clearly better, so the default keeps one critic; it stays in the notebook (section
+# 2.3) as `Config(clipped_double_q=True)`.
+#
+# ### 6.1 The weak arm
+#
+# Without noise most arm-episodes score close to the most possible, but a few score well below.
+# `experiments/weak_arm.py` plays the solving run's noise-free policy on unseen goals, splits the
+# arm-episodes by the direction of their goal's orbit, and plays it again with the Reacher's mirror
+# symmetry ($x \to -x$) applied at evaluation, so that every goal orbits one way:
+
+# %%
+by_direction, per_seed = report.weak_arm()
+by_direction
+
+# %% [markdown]
+# The same test on every seed's exported policy (5 evaluation episodes): the mean score of goals
+# orbiting each way, and the worst arm as trained and mirrored each way.
+
+# %%
+per_seed
+
+# %% [markdown]
+# The weaker direction differs between seeds, so mirroring at evaluation into one direction is no
+# fix. The variant `mirror`, which mirrors states, actions and stored transitions in training, is
+# symmetric by construction; section 4 gives its verdict on every measure.
+
+# %% [markdown]
+# ## 7. How faithful the replica is
+#
+# `make calibrate` (`benchmarks/calibration.py`, details in
+# [`doc/calibration.md`](doc/calibration.md)) plays random actions and four actors that course
+# students trained **on the Unity build**, without noise, on the replica. Nothing in the replica
+# was fitted to them.
+
+# %%
+unity = report.read_json("doc/published.json")["unity_calibration"]
+calibration = report.calibration()
+display(calibration)
+Markdown(f"On the Unity build (the specification): random play scores {unity['random_low']} to {unity['random_high']} "
+         f"a 20-arm episode, such actors {unity['published_actors_low']:g} to {unity['published_actors_high']:g}. On "
+         f"the replica, random play scores {calibration.loc['random_normal', 'mean']:.2f}.")
+
+# %% [markdown]
+# ## 8. Published course results and Stable-Baselines3
+#
+# **Unity builds**, as printed in students' repositories (`doc/published.json`). "Solved at episode
+# $E$" puts every row in this project's convention. Not a controlled comparison: one run per
+# author, other agents, other hardware, and a replica here.
+
+# %%
+report.published()[["build", "printed", "convention", "window_end", "wall_time", "hardware"]]
+
+# %% [markdown]
+# **Stable-Baselines3 on the same 20 arms** (`make peers`, `benchmarks/peers.py`): TD3 and SAC with
+# RL-Zoo's MuJoCo hyperparameters on the agent's update schedule, on RL-Zoo's own schedule, and
+# configured like the agent. A peer's seed $k$ meets the agent's evaluation goals, not its training
+# goals or weights, so these pairs are looser than the ablations'.
+
+# %%
+peers = [v for v in PEER_LABELS if v in set(table[table.group == "peers"].variant)]
+report.verdicts(table, peers, group="peers").rename(index=PEER_LABELS)
+
+# %%
+members = {"full": list(full.index[:5]), **{p: list(table[(table.group == "peers") & (table.variant == p)].seed)
+                                           for p in peers}}
+report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms")
+plt.show()
+
+# %% [markdown]
+# ## 9. What the replay shows
+#
+# The exported policy without noise, 300 steps from a reset on unseen goals, every 6th step;
+# rendered by MuJoCo where an OpenGL context exists, else drawn from above with matplotlib.
+
+# %%
+frames, scores, renderer = render_replay(policy_of(nets), steps=300, every=6)
+HTML(f'<img src="data:image/gif;base64,{__import__("base64").b64encode(to_gif(frames)).decode()}" width="480">')
+
+# %% [markdown]
+# ## 10. Future work
+#
+# * **A run on a Unity build**, to say whether the replica's episode counts carry over.
+# * **Replay at a higher replay ratio.** Prioritized replay shows no gain at one update per 160 new
+#   transitions; more updates per transition, a buffer small enough to be replayed, or recency
+#   without priorities would say whether its recency matters.
+# * **The critic's overestimation**: a smaller $n$ late in training, or $\lambda$-returns.
+# * **The arm-episodes far below the rest** (section 6.1): following their trajectories.
+#
+# ## 11. Compute
+#
+# The training behind this report, from every run's saved wall time (hours):
+
+# %%
+(table.groupby("group").minutes.sum() / 60).round(1)
