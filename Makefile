@@ -11,7 +11,7 @@ JUPYTERLAB := jupyterlab==4.6.6 jupytext==1.19.6
 RESUME ?= 0
 TASKS := run test export student figures report diagnose benchmark calibrate experiments learner peers wheels demo
 
-.PHONY: $(TASKS) screenshot lab clean python-version
+.PHONY: $(TASKS) lab clean python-version
 
 python-version:
 	@$(PYTHON) -c 'import sys; v = sys.version_info[:2]; sys.exit(0 if (3, 11) <= v <= (3, 14) else \
@@ -40,12 +40,6 @@ $(HOOK): reacher/client_hook.py $(STAMP)
 #      the report executed; no network needed. report: maintainers remake doc/ and Report.ipynb.
 $(TASKS): $(HOOK)
 	RESUME=$(RESUME) $(PY) -m tools.tasks $@
-
-# doc/jupyterlab.png: the committed Continuous_Control.ipynb as JupyterLab shows it, taken with
-# Debian's headless chromium (apt-get install chromium) driven by Playwright (pip; no browser download).
-screenshot: $(HOOK)
-	$(PY) -m pip install --quiet $(JUPYTERLAB) playwright==1.65.2
-	$(PY) -m tools.tasks screenshot
 
 # JupyterLab (pinned) in .venv, so that the notebooks run with the project's packages; jupytext's
 # extension keeps each notebook's text twin in twins/ in step as you save.

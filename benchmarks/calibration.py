@@ -19,6 +19,7 @@ import json
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -86,7 +87,7 @@ def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS), f
     result = {}
     for name, policy in policies.items():
         env = make_env(seed, joint_model)
-        s = play(env, lambda info: policy(info, env), episodes)
+        s = play(env, lambda info, policy=policy, env=env: policy(info, env), episodes)
         per_arm = s.mean(0)
         result[name] = {"episode_means": s.mean(1).round(4).tolist(), "mean": round(float(s.mean()), 4),
                         "worst_arm": round(float(per_arm.min()), 4), "best_arm": round(float(per_arm.max()), 4),
@@ -97,7 +98,7 @@ def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS), f
 # --- the report ------------------------------------------------------------------------------------
 def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.md"),
                  out_png=os.path.join(ROOT, "doc", "calibration.png")):
-    runs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
+    runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
     # The chosen model first, then the other joint models, then older replicas.
@@ -125,7 +126,7 @@ def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.m
               "that `benchmarks/calibration.py` reads (`load_actor`), in the folder that the environment variable "
               "`CALIBRATION_DIR` names. Without them the transfer test is skipped and says why.", ""]
     lines += [f"- {a}: github.com/{repo} @ {commit}, `{path}`" for a, (repo, commit, path) in ACTORS.items()]
-    open(out_md, "w").write("\n".join(lines) + "\n")
+    Path(out_md).write_text("\n".join(lines) + "\n")
     _figure(runs, actors, out_png)
     print(f"wrote {out_md} and {out_png}")
 
@@ -179,7 +180,7 @@ def main(argv=None):
                   "machine": f"{host()}, Python {platform.python_version()}",
                   "results": result}
         name = label.split(" (")[0].replace(" ", "_")
-        json.dump(record, open(os.path.join(RESULTS, f"{name}.json"), "w"), indent=1)
+        Path(os.path.join(RESULTS, f"{name}.json")).write_text(json.dumps(record, indent=1))
         print(label, {k: (v["mean"], v["worst_arm"]) for k, v in result.items()}, f"{record['seconds']} s", flush=True)
     write_report()
 

@@ -13,6 +13,7 @@ import platform
 import subprocess
 import sys
 import time
+from pathlib import Path
 
 import numpy as np
 
@@ -70,8 +71,8 @@ def main():
         print(f"through the unityagents client, 20 agents: {rate:,.0f} steps/s ({1000 / rate:.1f} ms per step)")
     out = os.path.join(os.path.dirname(__file__), "..", "results", "benchmarks")
     os.makedirs(out, exist_ok=True)
-    json.dump({"machine": machine, "in_process": float(np.median(rates)), "client": rate, "steps": args.steps},
-              open(os.path.join(out, "env_speed.json"), "w"), indent=1)
+    result = {"machine": machine, "in_process": float(np.median(rates)), "client": rate, "steps": args.steps}
+    Path(os.path.join(out, "env_speed.json")).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

@@ -75,11 +75,11 @@ import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
+from pathlib import Path
 
 import numpy as np
 
-from continuous_control.results import (ROOT, TARGET_SCORE, WINDOW, code_version, commit_of, evaluate, first_episode_at,
-                                        machine)
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, commit_of, evaluate, first_episode_at, machine
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -353,6 +353,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     import gymnasium
     import stable_baselines3
     import torch
+
     from reacher.gym import sb3_vec_env
 
     if name not in PEERS:
@@ -397,8 +398,8 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     config = dict(algorithm=algo, seed=seed, episodes=episodes, episode_steps=episode_steps, arms=arms,
                   schedule=asdict(schedule), settings=settings, source=source, set_hyperparameters=hyperparameters,
                   sb3=sb3_settings(model))
-    json.dump(config, open(os.path.join(partial, "config.json"), "w"), indent=2)
-    json.dump(summary, open(os.path.join(partial, "summary.json"), "w"), indent=2)
+    Path(os.path.join(partial, "config.json")).write_text(json.dumps(config, indent=2))
+    Path(os.path.join(partial, "summary.json")).write_text(json.dumps(summary, indent=2))
     shutil.rmtree(final, ignore_errors=True)
     os.replace(partial, final)
     print(f"{name} seed {seed}: first 30 at {summary['first_episode_mean_30']}, mean 1-100 "
@@ -438,7 +439,7 @@ def finished(out: str, name: str, seed: int) -> bool:
     folder = os.path.join(out, name, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    saved = json.load(open(os.path.join(folder, "config.json")))
+    saved = json.loads(Path(os.path.join(folder, "config.json")).read_text())
     plain = lambda x: json.loads(json.dumps(x))
     today, schedule = plain(asdict(schedule_of(name))), saved["schedule"]
     same_schedule = all(schedule.get(k) == today.get(k) for k in {*schedule, *today})   # absent: None, unset
@@ -464,7 +465,7 @@ def launch(name: str, seed: int, args) -> None:
     sys.stdout.flush()
     with open(log, "a") as f:
         code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    tail = open(log).read().strip().splitlines()[-1:]
+    tail = Path(log).read_text().strip().splitlines()[-1:]
     sys.stdout.write(f"finished {name} seed {seed} (exit {code}): {tail[0] if tail else ''}\n")
     sys.stdout.flush()
 

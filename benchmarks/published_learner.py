@@ -28,6 +28,7 @@ import glob
 import json
 import os
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -138,8 +139,7 @@ def train(seed: int, episodes: int, out: str) -> list:
                 break
         scores.append(float(score.mean()))
         print(f"seed {seed} episode {episode}: {scores[-1]:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
-        json.dump({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE},
-                  open(out, "w"))
+        Path(out).write_text(json.dumps({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE}))
     return scores
 
 
@@ -147,7 +147,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
-    runs = [json.load(open(p)) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
+    runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for run in runs:
         ax.plot(np.arange(1, len(run["scores"]) + 1), run["scores"], lw=1, label=f"built-in replica, seed {run['seed']}")
@@ -170,7 +170,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
         k = len(run["scores"])
         lines.append(f"| replica, seed {run['seed']} | {k} | {first_episode_at(run['scores']) or f'not by {k}'} | "
                      f"{np.mean(run['scores']):.1f} | {np.mean(UNITY_LOG[:k]):.1f} |")
-    open(path.replace(".png", ".md"), "w").write("\n".join(lines) + "\n")
+    Path(path.replace(".png", ".md")).write_text("\n".join(lines) + "\n")
     print(f"wrote {path} and its table")
 
 

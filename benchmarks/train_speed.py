@@ -20,6 +20,7 @@ import platform
 import tempfile
 import time
 from collections import defaultdict
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -155,7 +156,7 @@ def main(argv=None):
         total = result["wall_ms_per_step"]
         print(f"  {'total (wall)':38s} {total:7.3f} ms  -> {1000 / total:,.0f} steps/s, {1001 * total / 1000:.1f} s per episode")
         name = args.label + ("_later" if later else "")
-        json.dump(result, open(os.path.join(out, f"train_speed_{name}.json"), "w"), indent=1)
+        Path(os.path.join(out, f"train_speed_{name}.json")).write_text(json.dumps(result, indent=1))
 
 
 if __name__ == "__main__":

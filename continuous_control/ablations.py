@@ -12,8 +12,7 @@ at its default an `AblationAgent` is the lesson's `Agent`, step for step (tested
 This module imports the exported agent (`continuous_control.agent`); the notebook never imports it.
 """
 import functools
-import json
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
@@ -21,7 +20,6 @@ import torch.nn.functional as F
 
 from .agent import Actor, Agent, Behaviour, Config, NoisyActor, NoisyLinear, OrnsteinUhlenbeck, PrioritizedReplay
 from .agent import train as lesson_train
-from .variants import CHANGES
 
 
 @dataclass

@@ -548,7 +548,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
         agent.begin_episode(episode)                             # n, and how often to learn, this episode

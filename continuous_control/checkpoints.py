@@ -1,7 +1,7 @@
 """Checkpoints: everything needed to go on after an interruption, written atomically, and reused
-only by the same configuration and the same code.
+only by the same configuration, environment shape, code and kind of processor.
 
-    fingerprint = run_fingerprint(code_fingerprint(train))   # the code that `train` runs, and the SHAPING modules'
+    fingerprint = code_fingerprint()                  # the source files that shape training (SHAPING)
     save_checkpoint(folder, agent, env, episode, history, fingerprint, record)   # record: the run's Recorder
     restored = load_checkpoint(folder, agent, env, fingerprint, record)    # (episode, history) or None
 
@@ -13,124 +13,51 @@ either the old checkpoint or the new one, never a mix.
 
 With `background=True` (as training saves) the state is taken at once, copies and all, and the
 file is written by a second thread while training goes on, on the core that training leaves
-free: the replay is hundreds of megabytes, about half a second to write. One write is under way
-at a time; the next save, a load, `set_aside` and `wait_for_checkpoint` wait for it.
+free: the replay is hundreds of megabytes, about 0.7 s to write, and an episode about 2 s. One
+write is under way at a time; the next save, a load and `set_aside` wait for it. A write that fails
+(a full disk) is reported as it fails and training goes on: the previous checkpoint stays.
 """
 import hashlib
-import importlib
 import io
+import itertools
 import os
 import pickle
-import shutil
+import sys
 import threading
-import types
 import zipfile
 from dataclasses import asdict
 
 import numpy as np
 import torch
 
+from . import results
+from .results import atomic_file
+
 FILE = "checkpoint.npz"
-# Beyond the agent (the notebook's `train` and what it names): the modules whose code shapes a run's
-# scores, each fingerprinted whole. A checkpoint made while any of them differed is not resumed.
-SHAPING = ("reacher.physics", "reacher.physx", "reacher.environment", "continuous_control.training",
-           "continuous_control.checkpoints", "continuous_control.ablations")
+# The source files whose code shapes a run's scores: the agent (the notebook's inline code is
+# agent.py's, kept identical by tests/test_notebooks.py), its variants, the bookkeeping that saves
+# and restores it, and the built-in Reacher. A checkpoint made while any of them differed is refused.
+SHAPING = ("continuous_control/agent.py", "continuous_control/ablations.py", "continuous_control/devices.py",
+           "continuous_control/training.py", "continuous_control/checkpoints.py",
+           "reacher/environment.py", "reacher/physics.py", "reacher/physx.py")
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be resumed: damaged, refused, or made by other code or on another processor."""
+    """A checkpoint that cannot be resumed: damaged, refused, or made by another configuration,
+    environment, code or processor."""
 REPLAY = ("states", "actions", "returns", "next_states", "discounts")
 RECORDED = ("born", "replayed")                # the Recorder's arrays, one entry per stored transition
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
-def code_fingerprint(entry) -> str:
-    """SHA-256 of the compiled code that `entry` runs: its bytecode, constants, names and default
-    arguments, and recursively those of every class and function of its own module that it names
-    (a base class, a method's callee, a function compiled by numba or wrapped by a decorator). Comments, blank lines and
-    line numbers do not count; any change to what runs does."""
-    digest, seen = hashlib.sha256(), set()
-    module = entry.__module__
-
-    def follow(code, scope):
-        """The classes and functions of the same module that this code names."""
-        for name in code.co_names:
-            target = scope.get(name)
-            if callable(target) and getattr(target, "__module__", None) == module:
-                add(target, scope)
-
-    def add(value, scope):
-        if isinstance(value, types.CodeType):
-            digest.update(value.co_code + repr((value.co_names, value.co_varnames)).encode())
-            for const in value.co_consts:
-                add(const, scope)
-            follow(value, scope)
-        elif isinstance(value, (staticmethod, classmethod)):
-            add(value.__func__, scope)
-        elif isinstance(value, property):
-            add(value.fget, scope)
-        elif isinstance(value, types.FunctionType):
-            if id(value) in seen:
-                return
-            seen.add(id(value))
-            digest.update(value.__qualname__.encode())
-            add(value.__code__, value.__globals__)
-            add(value.__defaults__, scope)
-            if hasattr(value, "__wrapped__"):     # a decorator's wrapper (torch.no_grad): what it wraps
-                add(value.__wrapped__, scope)
-        elif isinstance(value, type):
-            if id(value) in seen:
-                return
-            seen.add(id(value))
-            digest.update(value.__qualname__.encode())
-            for base in value.__bases__:
-                if base.__module__ == module:
-                    add(base, scope)
-            for name, member in sorted(vars(value).items()):
-                if not name.startswith("__") or isinstance(member, types.FunctionType):
-                    digest.update(name.encode())
-                    add(member, scope)
-        elif hasattr(value, "py_func"):           # a numba dispatcher: the Python function it compiles
-            add(value.py_func, scope)
-        elif isinstance(value, tuple):
-            for item in value:
-                add(item, scope)
-        elif isinstance(value, frozenset):        # `x in {"a", "b"}` compiles to one: its order
-            for item in sorted(value, key=repr):   # follows the string hash, new in every process
-                add(item, scope)
-        elif value is None or isinstance(value, (bool, int, float, complex, str, bytes)):
-            digest.update(repr(value).encode())
-
-    add(entry, getattr(entry, "__globals__", {}))
-    return digest.hexdigest()
-
-
-def module_fingerprint(name: str) -> str:
-    """SHA-256 of a module's compiled code (comments, blank lines and line numbers do not count)."""
-    module = importlib.import_module(name)
-    with open(module.__file__, encoding="utf-8") as f:
-        code = compile(f.read(), module.__file__, "exec", dont_inherit=True)
+def code_fingerprint(train=None) -> str:
+    """SHA-256 of the SHAPING source files, as they are in this project (`train`, the notebook's or
+    agent.py's, is agent.py's code, so the file stands for it)."""
     digest = hashlib.sha256()
-
-    def add(code):
-        digest.update(code.co_code + repr((code.co_names, code.co_varnames)).encode())
-        for const in code.co_consts:
-            if isinstance(const, types.CodeType):
-                add(const)
-            elif isinstance(const, frozenset):
-                digest.update(repr(sorted(map(repr, const))).encode())
-            else:
-                digest.update(repr(const).encode())
-    add(code)
+    for path in SHAPING:
+        with open(os.path.join(results.ROOT, path), "rb") as f:
+            digest.update(path.encode() + b"\0" + f.read() + b"\0")
     return digest.hexdigest()
-
-
-def run_fingerprint(agent_fingerprint: str) -> dict:
-    """What a checkpoint must match to be resumed: the agent's code, that of every SHAPING module, and the
-    kind of processor (a run resumes to the same scores only on the kind that began it)."""
-    from .results import processor
-    return {"agent (the notebook's train)": agent_fingerprint, **{name: module_fingerprint(name) for name in SHAPING},
-            "processor": processor()}
 
 
 def _random_state(agent, env) -> dict:
@@ -140,29 +67,25 @@ def _random_state(agent, env) -> dict:
             "env": physics.rng.bit_generator.state if physics is not None else None}
 
 
-_writing = None        # the checkpoint being written in the background
+_writing = None        # the thread writing a checkpoint in the background
 
 
 def wait_for_checkpoint() -> None:
-    """Return once no checkpoint is being written; raise what the last background write raised."""
-    global _writing
+    """Return once no checkpoint is being written (a failed write was reported as it failed)."""
     if _writing is not None:
         _writing.join()
-        error, _writing = _writing.error, None
-        if error is not None:
-            raise error
 
 
 def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str, record=None,
                     background: bool = False) -> None:
     """Everything needed to resume after `episode`, in one file swapped in by one rename; with
-    `background`, written by a second thread from copies taken now."""
+    `background`, written by a second thread from copies taken now, a failure reported, not raised."""
     global _writing
     wait_for_checkpoint()
-    os.makedirs(folder, exist_ok=True)
     m = agent.memory
     state = {
-        "config": asdict(agent.cfg), "code": fingerprint, "episode": episode, "history": history,
+        "config": asdict(agent.cfg), "code": fingerprint, "processor": results.processor(),
+        "shape": list(agent.sizes), "episode": episode, "history": history,
         "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
@@ -176,53 +99,45 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
     arrays = {"state": np.frombuffer(blob.getvalue(), np.uint8), "priorities": m.priorities[np.arange(m.size)],
               **{name: getattr(m, name)[:m.size] for name in REPLAY},
               **{name: getattr(record, name)[:m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED}}
+    path = os.path.join(folder, FILE)
     if not background:
-        _write(folder, arrays)
+        _write(path, arrays)
         return
     arrays.update({name: arrays[name].copy() for name in REPLAY + RECORDED})     # the buffer goes on filling
-    _writing = _Writer(folder, arrays)
+    _writing = threading.Thread(target=_write_or_report, args=(path, arrays, episode), name="checkpoint")
     _writing.start()
 
 
-def _write(folder: str, arrays: dict) -> None:
-    temporary = os.path.join(folder, FILE + ".tmp")
-    with open(temporary, "wb") as f:
+def _write(path: str, arrays: dict) -> None:
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    with atomic_file(path, "wb") as f:         # the old checkpoint or this one, never a mix
         np.savez(f, **arrays)
-    os.replace(temporary, os.path.join(folder, FILE))      # atomic: the old checkpoint or this one
 
 
-class _Writer(threading.Thread):
-    """`_write` on a thread of its own; what it raised waits in `error` for `wait_for_checkpoint`."""
-
-    def __init__(self, folder: str, arrays: dict):
-        super().__init__(name="checkpoint")
-        self.folder, self.arrays, self.error = folder, arrays, None
-
-    def run(self) -> None:
-        try:
-            _write(self.folder, self.arrays)
-        except BaseException as error:
-            self.error = error
+def _write_or_report(path: str, arrays: dict, episode: int) -> None:
+    """`_write`, on the writer thread: a failure is printed at once, and training goes on without it."""
+    try:
+        _write(path, arrays)
+    except Exception as error:
+        print(f"The checkpoint after episode {episode} was not written to {path}: {type(error).__name__}: {error}. "
+              f"Training goes on; the checkpoint before it, if any, stays.", file=sys.stderr, flush=True)
 
 
 def set_aside(folder: str) -> str:
-    """Rename a checkpoint folder to `<folder>.old`, deleting the one set aside before it (only the
-    last is kept: each holds the replay, hundreds of megabytes); a sentence saying where and how big."""
+    """Rename a checkpoint folder to the first free `<folder>.old-<k>` (k = 1, 2, ...), deleting
+    nothing; where it went and how big it is, for whoever wants the space back."""
     wait_for_checkpoint()
-    old = f"{folder}.old"
-    replaced = os.path.exists(old)
-    if replaced:
-        shutil.rmtree(old)
+    old = next(f"{folder}.old-{k}" for k in itertools.count(1) if not os.path.exists(f"{folder}.old-{k}"))
     os.rename(folder, old)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(old) for f in files)
-    return f"{old} ({size / 1e6:,.0f} MB{'; the one set aside before it was deleted' if replaced else ''})"
+    return f"{old} ({size / 1e6:,.0f} MB; delete it when you no longer need it)"
 
 
 def _damaged(path: str, reason) -> CheckpointError:
     folder = os.path.dirname(path)
     return CheckpointError(
         f"The checkpoint {path} cannot be resumed: {reason}. Nothing was deleted. Either start afresh "
-        f"(RESUME=0, which sets it aside as {folder}.old), or delete {folder} yourself.")
+        f"(RESUME=0, which sets it aside as {folder}.old-<k>), or delete {folder} yourself.")
 
 
 def read_checkpoint(path: str) -> tuple[dict, dict]:
@@ -241,33 +156,40 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
     except CheckpointError:
         raise
     except (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile) as error:
-        raise _damaged(path, f"it is damaged or not a checkpoint ({type(error).__name__}: {str(error)[:200]})") from None
+        reason = f"{type(error).__name__}: {str(error)[:200]}"
+        raise _damaged(path, f"it is damaged or not a checkpoint ({reason})") from None
     if not isinstance(state, dict) or not {"config", "code", "episode", "history", "memory", "random"} <= set(state):
         raise _damaged(path, "it is not a checkpoint of this project")
     return state, arrays
 
 
-def load_checkpoint(folder: str, agent, env, fingerprint: dict, record=None):
-    """Restore a checkpoint of the same configuration and code into `agent` and `env`; return
-    (episode, history), or None (with the reason printed) when there is none or its configuration
-    differs. CheckpointError when it is damaged, refused, or was made by other code (naming what changed)."""
+def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
+    """Restore a checkpoint into `agent` and `env`; return (episode, history), or None (with the
+    reason printed) when there is none. CheckpointError when it is damaged, or was made by other code,
+    on another kind of processor, with another configuration or for an environment of another shape
+    (each named): resuming would mix two runs in one."""
     wait_for_checkpoint()
     path = os.path.join(folder, FILE)
     if not os.path.exists(path):
         print(f"No checkpoint in {folder}: starting afresh.")
         return None
     state, saved = read_checkpoint(path)
-    if state["config"] != asdict(agent.cfg):
-        print(f"The checkpoint in {folder} has another configuration: starting afresh "
-              f"(kept in {set_aside(folder)}).")
-        return None
+    refuse = lambda what: CheckpointError(
+        f"The checkpoint in {folder} was made {what}. Resuming would mix two runs in one. Start afresh (RESUME=0, "
+        f"which sets it aside as {folder}.old-<k>), or resume with what made it.")
     if state["code"] != fingerprint:
-        theirs = state["code"] if isinstance(state["code"], dict) else {}
-        changed = [name for name in fingerprint if theirs.get(name) != fingerprint[name]]
-        raise CheckpointError(
-            f"The checkpoint in {folder} was made by other code or on another kind of processor: {', '.join(changed)} "
-            f"changed since. Resuming would mix two versions in one run. Start afresh (RESUME=0, which sets it aside), "
-            f"or go back to that code and machine.")
+        raise refuse(f"by other code: a source file that shapes training ({', '.join(SHAPING)}) changed since")
+    if state.get("processor") != results.processor():
+        raise refuse(f"on another kind of processor ({state.get('processor')!r}; this one is {results.processor()!r})")
+    ours = asdict(agent.cfg)
+    changed = sorted(k for k in {**state["config"], **ours} if state["config"].get(k) != ours.get(k))
+    if changed:
+        raise refuse("with another configuration: " + ", ".join(
+            f"{k} {state['config'].get(k)!r} (now {ours.get(k)!r})" for k in changed))
+    if tuple(state["shape"]) != tuple(agent.sizes):
+        shape = "{} arms, states of {}, actions of {}".format
+        raise refuse(f"for an environment of another shape: {shape(*state['shape'])}; "
+                     f"this one has {shape(*agent.sizes)}")
     m = agent.memory
     n = state["memory"]["size"]
     for name in REPLAY:
@@ -292,3 +214,4 @@ def load_checkpoint(folder: str, agent, env, fingerprint: dict, record=None):
         env.physics.rng.bit_generator.state = random["env"]
     agent.steps, agent.updates = state["steps"], state["updates"]
     return state["episode"], state["history"]
+

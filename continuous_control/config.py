@@ -2,14 +2,18 @@
 
     check_config(cfg)                      # Config.__post_init__: ValueError naming the field and its range
     parse_overrides(Config, ["tau=0.01", "clipped_double_q=True", "hidden=(64, 64)"])   # {field: typed value}
+    smoke, resume, run_dir = run_setup()   # SMOKE and RESUME from the environment, and where the run goes
 
 Every value that would break learning later (a negative gradient clip, gamma above 1, a warm-up
 larger than the buffer, an interval of 0) is refused when the Config is made, not episodes later.
 """
 import ast
+import atexit
 import dataclasses
 import math
 import os
+import shutil
+import tempfile
 import types
 import typing
 
@@ -26,12 +30,13 @@ RANGES = {
     "batch_size": (lambda v: v >= 1, ">= 1"),
     "warmup": (lambda v: v >= 0, ">= 0"),
     "learn_every": (lambda v: v >= 1, ">= 1"),
-    "fast_episodes": (lambda v: v >= 0, ">= 0"),
+    "learn_every_until": (lambda v: v >= 0, ">= 0"),
     "learn_every_later": (lambda v: v >= 1, ">= 1"),
     "actor_lr": (lambda v: 0 < v < math.inf, "> 0"),
     "critic_lr": (lambda v: 0 < v < math.inf, "> 0"),
     "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v), "one or more layer sizes, each >= 1"),
+    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v),
+               "one or more layer sizes, each >= 1"),
     "grad_clip": (lambda v: 0 < v < math.inf, "> 0"),
     "alpha": (lambda v: 0 <= v < math.inf, ">= 0 (0: uniform replay)"),
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
@@ -48,7 +53,8 @@ RANGES = {
 
 def _types(annotation) -> tuple:
     """The types a field accepts: `float | None` gives (float, NoneType); a float field takes an int too."""
-    kinds = typing.get_args(annotation) if isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union else (annotation,)
+    union = isinstance(annotation, types.UnionType) or typing.get_origin(annotation) is typing.Union
+    kinds = typing.get_args(annotation) if union else (annotation,)
     return tuple(k for kind in kinds for k in ((float, int) if kind is float else (kind,)))
 
 
@@ -115,3 +121,20 @@ def env_flag(name: str) -> bool:
     if value in ("", "0", "false", "no", "off"):
         return False
     raise ValueError(f"{name}={os.environ[name]!r}: expected 1, true or yes (on), or 0, false or no (off)")
+
+
+class RunSetup(typing.NamedTuple):
+    smoke: bool
+    resume: bool
+    run_dir: str
+
+
+def run_setup(run_dir: str = "checkpoints") -> RunSetup:
+    """The notebook's settings from the environment: SMOKE (a short run) and RESUME (continue an
+    interrupted one), and the folder the run writes: `run_dir`, or for a smoke run a temporary folder,
+    removed when Python exits (a notebook's kernel included), so that smoke runs leave nothing behind."""
+    smoke, resume = env_flag("SMOKE"), env_flag("RESUME")
+    if smoke:
+        run_dir = tempfile.mkdtemp(prefix="reacher-smoke-")
+        atexit.register(shutil.rmtree, run_dir, ignore_errors=True)
+    return RunSetup(smoke, resume, run_dir)

@@ -14,6 +14,7 @@ import json
 import os
 import re
 import sys
+from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(ROOT, "Continuous_Control.ipynb")
@@ -31,7 +32,7 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 
 def module_source(notebook: str = NOTEBOOK) -> str:
     """The module's text: the header, then each exported cell under the notebook heading it follows."""
-    cells = json.load(open(notebook, encoding="utf-8"))["cells"]
+    cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
     blocks, heading = [HEADER], None
     for cell in cells:
         source = "".join(cell["source"])
@@ -49,7 +50,7 @@ def main(argv=None) -> int:
     parser.add_argument("--check", action="store_true", help="compare only; exit 1 if agent.py is out of date")
     args = parser.parse_args(argv)
     wanted = module_source()
-    current = open(MODULE, encoding="utf-8").read() if os.path.exists(MODULE) else ""
+    current = Path(MODULE).read_text(encoding="utf-8") if os.path.exists(MODULE) else ""
     if args.check:
         if current != wanted:
             diff = difflib.unified_diff(current.splitlines(), wanted.splitlines(), "agent.py", "the notebook", lineterm="")

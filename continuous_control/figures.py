@@ -6,7 +6,7 @@
 import numpy as np
 
 from .results import TARGET_SCORE, WINDOW
-from .variants import LABELS, VARIANTS
+from .variants import VARIANTS
 
 # The full agent in C0, every other variant in a color of its own.
 COLORS = dict(zip(VARIANTS, [f"C{k}" for k in range(10)] + ["black", "gold", "teal", "purple", "olive", "navy"]))

@@ -10,6 +10,7 @@ matplotlib drawing from above (reacher/render.py).
 import io
 import json
 import os
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -23,7 +24,7 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
     that does not match its weights fails here."""
     from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
     run = os.path.join(ROOT, run_dir)
-    cfg = json.load(open(os.path.join(run, "config.json")))
+    cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
     hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"     # exploration: an ablation's
     actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
     critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)

@@ -9,14 +9,14 @@ A run folder holds `config.json`, `scores.csv` (per episode: the 20-arm mean, wo
 the average of the last 100 episodes, wall seconds), `arm_scores.csv` (every arm's score),
 `diagnostics.csv` (per episode: what learning saw, training.diagnostics),
 `summary.json`, the weights (`actor.pt`, `actor_target.pt`, `critic.pt`, `normalizer.pt`) and
-the exported policy `actor.pt2`.
+the exported policy `actor.pt2`. Each is written whole or not at all (`atomic_file`).
 """
+import contextlib
 import copy
 import glob
 import json
 import os
 import platform
-import re
 import subprocess
 from dataclasses import asdict
 
@@ -64,11 +64,20 @@ def machine() -> str:
     return f"{host()}, torch threads {torch.get_num_threads()}"
 
 
-def processor_of(summary: dict) -> str:
-    """The processor a run was made on, as its summary's `machine` names it (`machine()`), or "" for a
-    run that did not record it."""
-    found = re.match(r"\S+ \((.*)\), \S+ cores", summary.get("machine", ""))
-    return found.group(1) if found else ""
+@contextlib.contextmanager
+def atomic_file(path: str, mode: str = "w"):
+    """A file to write `path` through: it is written as `path`.tmp in the same folder and renamed into
+    place when the block ends, so that a full disk, an error or a kill leaves the old file or the new
+    one, never half of one; the temporary file is removed if the block fails."""
+    temporary = f"{path}.tmp"
+    try:
+        with open(temporary, mode) as f:
+            yield f
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
 
 
 # What can change a result: the code and the pins (the notebook's code is its text twin's; the
@@ -102,7 +111,7 @@ def code_version(root: str = ROOT) -> str:
 
 
 def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
-    """The seeds on which both have a run, whatever processor made each (`processor_of` names it). A
+    """The seeds on which both have a run, whatever processor made each (their summaries' `processor`). A
     seed fixes what the two runs draw: each episode's goals (start angle and orbit speed), the initial
     weights up to the last bit, the evaluation's goals. Another kind of processor rounds later arithmetic
     differently, and training amplifies that as it amplifies any change of the agent: the report takes
@@ -110,41 +119,50 @@ def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
     return sorted({r["summary"]["seed"] for r in results[variant]} & {r["summary"]["seed"] for r in results[baseline]})
 
 
+class Float32Input(nn.Module):
+    """A policy that takes states of any float dtype (the environment's are float64) as float32."""
+
+    def __init__(self, policy: nn.Module):
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        # Not `states.float()`: torch.export turns a `.to` into a check that the input is float32 already.
+        return self.policy(torch.ops.aten._to_copy(states, dtype=torch.float32))
+
+
 def export_policy(agent, path: str, state_size: int) -> None:
     """The target actor with its state normaliser, without noise, as a `torch.export` program:
-    loadable with torch alone (`torch.export.load(path).module()`), for any number of arms."""
-    network = agent.policy_network() if hasattr(agent, "policy_network") else nn.Sequential(agent.norm, agent.actor_target)
-    policy = copy.deepcopy(network).to("cpu", torch.float32).eval()           # a variant may wrap it (ablations)
+    loadable with torch alone (`torch.export.load(path).module()`), for any number of arms and
+    states of float32 or float64."""
+    # a variant may wrap the policy (ablations)
+    network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
+    policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
     exported = torch.export.export(policy, (torch.zeros(2, state_size),),
                                    dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
-    torch.export.save(exported, path)
+    with atomic_file(path, "wb") as f:
+        torch.export.save(exported, f)
 
 
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
     """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary."""
     os.makedirs(run_dir, exist_ok=True)
-    for name in ("actor", "actor_target", "critic"):
-        torch.save(getattr(agent, name).state_dict(), os.path.join(run_dir, f"{name}.pt"))
-    torch.save(agent.norm.state_dict(), os.path.join(run_dir, "normalizer.pt"))
-    export_policy(agent, os.path.join(run_dir, "actor.pt2"), agent.norm.mean.numel())
-    with open(os.path.join(run_dir, "config.json"), "w") as f:
-        json.dump(asdict(agent.cfg), f, indent=2)
-    with open(os.path.join(run_dir, "scores.csv"), "w") as f:
-        f.write("episode,mean,min,max,avg100,wall_seconds\n")
-        columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
-        for i, row in enumerate(columns):
-            f.write(f"{i + 1}," + ",".join(f"{v:.4f}" for v in row) + "\n")
-    with open(os.path.join(run_dir, "arm_scores.csv"), "w") as f:
-        f.write("episode," + ",".join(f"arm{k}" for k in range(len(history["arms"][0]))) + "\n")
-        for i, row in enumerate(history["arms"]):
-            f.write(f"{i + 1}," + ",".join(f"{v:.2f}" for v in row) + "\n")
+    path = lambda name: os.path.join(run_dir, name)
+    for name, net in (("actor", agent.actor), ("actor_target", agent.actor_target), ("critic", agent.critic),
+                      ("normalizer", agent.norm)):
+        with atomic_file(path(f"{name}.pt"), "wb") as f:
+            torch.save(net.state_dict(), f)
+    export_policy(agent, path("actor.pt2"), agent.norm.mean.numel())
+    write_json(path("config.json"), asdict(agent.cfg))
+    columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
+    write_csv(path("scores.csv"), "mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
+    arms = ",".join(f"arm{k}" for k in range(len(history["arms"][0])))
+    write_csv(path("arm_scores.csv"), arms, history["arms"], "{:.2f}")
     if history.get("diagnostics"):
-        columns = list(history["diagnostics"][0])
-        with open(os.path.join(run_dir, "diagnostics.csv"), "w") as f:
-            f.write("episode," + ",".join(columns) + "\n")
-            for i, row in enumerate(history["diagnostics"]):
-                f.write(f"{i + 1}," + ",".join(f"{row[c]:.6g}" for c in columns) + "\n")
+        names = list(history["diagnostics"][0])
+        write_csv(path("diagnostics.csv"), ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]),
+                  "{:.6g}")
     solved = history["solved_at"]
     summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
                "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
@@ -153,10 +171,19 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
                "wall_seconds": history["wall"][-1],
                "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
                "environment": getattr(env, "description", "Unity build"),
-               "machine": machine(), "commit": commit_of(history.get("commit")), "seed": agent.cfg.seed}
-    with open(os.path.join(run_dir, "summary.json"), "w") as f:
-        json.dump(summary, f, indent=2)
+               # where it ran, and the code it started with (a resume refuses other code that shapes training)
+               "machine": machine(), "processor": processor(), "commit": history.get("commit") or code_version(),
+               "seed": agent.cfg.seed}
+    write_json(path("summary.json"), summary)
     return summary
+
+
+def write_csv(path: str, header: str, rows, number: str) -> None:
+    """One row per episode, numbered from 1, each value written as `number` formats it."""
+    with atomic_file(path) as f:
+        f.write(f"episode,{header}\n")
+        for i, row in enumerate(rows):
+            f.write(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n")
 
 
 def commit_of(start: str | None) -> str:
@@ -180,20 +207,24 @@ def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
 
 
 def write_json(path: str, data: dict) -> str:
-    """`data` as JSON at `path`, written under a temporary name and renamed into place: a reader sees the
-    old file or the new one, never half of one. Its folder is made if missing; the path."""
+    """`data` as JSON at `path`, written whole or not at all (`atomic_file`); its folder is made if
+    missing; the path."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
-    with open(path + ".tmp", "w") as f:
+    with atomic_file(path) as f:
         json.dump(data, f, indent=2)
-    os.replace(path + ".tmp", path)
     return path
+
+
+def read_json(path: str):
+    with open(path) as f:
+        return json.load(f)
 
 
 def save_evaluation(run_dir: str) -> dict:
     """`evaluate` a finished run once and keep the result in its summary.json (eval_noise_free_5,
     eval_arm_means), so that tables read it from the file on any machine; the summary."""
     path = os.path.join(ROOT, run_dir, "summary.json")
-    summary = json.load(open(path))
+    summary = read_json(path)
     if "eval_noise_free_5" not in summary:
         evaluation = evaluate(os.path.join(ROOT, run_dir), summary["seed"])
         summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"])
@@ -207,8 +238,8 @@ def load_run(path: str) -> dict:
     path = os.path.join(ROOT, path)
     scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
     arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]
-    run = {"dir": os.path.relpath(path, ROOT), "config": json.load(open(os.path.join(path, "config.json"))),
-           "summary": json.load(open(os.path.join(path, "summary.json"))),
+    run = {"dir": os.path.relpath(path, ROOT), "config": read_json(os.path.join(path, "config.json")),
+           "summary": read_json(os.path.join(path, "summary.json")),
            "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
     if os.path.exists(os.path.join(path, "diagnostics.csv")):
         diag = np.genfromtxt(os.path.join(path, "diagnostics.csv"), delimiter=",", names=True)

@@ -12,16 +12,15 @@
 episodes, moves the progress bar, redraws the live curve and checkpoints every
 `checkpoint_every` episodes (and at the end) into `run_dir/resume/`.
 """
+import numbers
 import os
 import time
 
 import numpy as np
 import torch
 
-from .checkpoints import load_checkpoint, run_fingerprint, save_checkpoint, set_aside, wait_for_checkpoint
-from .progress import LiveCurve, Progress
+from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
 from .results import TARGET_SCORE, WINDOW, code_version, save_results
-
 
 LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Recorder.log
 
@@ -69,7 +68,7 @@ def diagnostics(agent, record: Recorder) -> dict:
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
            "young_share_stored": float(np.mean(record.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
-           "beta": agent.beta(), "max_priority": m.max_priority, **backlog(m, record)}
+           "beta": agent.beta(), "max_priority": m.entry_priority, **backlog(m, record)}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
             row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
@@ -88,8 +87,12 @@ def backlog(memory, record: Recorder) -> dict:
 class TrainingRun:
     def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
                  stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
+        """`fingerprint`: `checkpoints.code_fingerprint()`. ValueError for fewer than one episode, before
+        anything is written (a run of none would replace the folder's results with an untrained agent's)."""
+        if not isinstance(max_episodes, numbers.Integral) or max_episodes < 1:
+            raise ValueError(f"max_episodes must be a whole number >= 1, got {max_episodes!r}")
         self.run_dir, self.agent, self.env, self.record = run_dir, agent, env, Recorder(agent)
-        self.fingerprint = run_fingerprint(fingerprint)        # the agent's code and the SHAPING modules' 
+        self.fingerprint = fingerprint
         self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
         self.log_every, self.checkpoint_every = log_every, checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
@@ -99,10 +102,10 @@ class TrainingRun:
 
     def start(self, resume: bool = False) -> int:
         """The first episode to train. A fresh run sets any earlier checkpoint aside; `resume`
-        continues from the checkpoint of the same configuration and code, if there is one, and refuses
-        one made by other code (CheckpointError). One run at a time in a folder: another is refused."""
+        continues from the checkpoint, if there is one, and refuses one of another configuration,
+        environment shape, code or processor (CheckpointError). One run at a time in a folder."""
         lock_folder(self.run_dir)
-        restored = load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint, self.record) if resume else None
+        restored = resume and load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint, self.record)
         if restored:
             self.episode, self.history = restored
             if self.finished():
@@ -115,6 +118,7 @@ class TrainingRun:
         self.history.setdefault("commit", code_version())
         elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0
         self.clock = time.perf_counter() - elapsed
+        from .progress import LiveCurve, Progress  # here: training imports no display code
         self.progress = Progress(self.max_episodes, self.episode, self.live)
         self.curve = LiveCurve(self.live)
         return self.max_episodes + 1 if self.finished() else self.episode + 1
@@ -147,10 +151,12 @@ class TrainingRun:
     def finish(self) -> dict:
         """Close the displays and write the result files; the history of every episode."""
         wait_for_checkpoint()                  # the last checkpoint is on disk before the run counts as done
-        self.progress.close(self.episode)
-        self.curve.close(self.history)
-        save_results(self.run_dir, self.agent, self.history, self.env)
-        unlock_folder(self.run_dir)
+        try:
+            self.progress.close(self.episode)
+            self.curve.close(self.history)
+            save_results(self.run_dir, self.agent, self.history, self.env)
+        finally:
+            unlock_folder(self.run_dir)
         return self.history
 
 
@@ -159,14 +165,14 @@ _locks = {}            # folder: the open lock file this process holds
 
 def lock_folder(folder: str) -> None:
     """Hold `folder`/.lock (an OS lock, gone with the process that holds it, however it ends): a second
-    process training into the same folder is refused, naming the first one's pid. The same process may
-    train there again (a notebook cell re-run after an interruption)."""
+    process training into the same folder is refused at once, naming the holder and how to free it.
+    The same process may train there again (a notebook cell re-run after an interruption)."""
     folder = os.path.abspath(folder)
     if folder in _locks:
         return
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, ".lock")
-    f = open(path, "a+")
+    f = open(path, "a+")                       # noqa: SIM115 (held open: the lock lasts as long as the file)
     try:
         if os.name == "nt":
             import msvcrt
@@ -179,13 +185,27 @@ def lock_folder(folder: str) -> None:
         f.seek(0)
         holder = f.read().strip() or "unknown"
         f.close()
-        raise RuntimeError(f"{folder} is in use by another training run (pid {holder}): wait for it to end, stop it, "
-                           f"or train into another folder.") from None
+        raise RuntimeError(f"{folder} is in use by another training run: {holder_of(holder)}. An interrupted "
+                           f"notebook keeps the folder until its kernel restarts or ends. Once that run is over, "
+                           f"restart that kernel, or end the process (kill {holder}); or train into another "
+                           f"folder.") from None
     f.seek(0)
     f.truncate()
     f.write(str(os.getpid()))
     f.flush()
     _locks[folder] = f
+
+
+def holder_of(pid: str) -> str:
+    """A lock's holder as a refusal names it: its pid and, where Linux's /proc tells, its command (a
+    Jupyter kernel named as one, since an idle kernel holds its lock until it restarts)."""
+    try:
+        with open(f"/proc/{int(pid)}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except (OSError, ValueError):
+        return f"pid {pid}"
+    kind = "a Jupyter kernel, " if "ipykernel" in command else ""
+    return f"pid {pid} ({kind}{command[:200]})"
 
 
 def unlock_folder(folder: str) -> None:

@@ -13,17 +13,17 @@ or more steps left count (459 for gamma 0.99: the tail is under 1% of the ceilin
 (mc_return), G_t plus its bound an upper one (mc_return_upper): bootstrapping with the critic would judge it by itself.
 """
 import argparse
-import glob
 import json
 import math
 import os
 import platform
+from pathlib import Path
 
 import numpy as np
 import torch
+from continuous_control.replay import load_networks, policy_of
 
 from continuous_control.figures import q_reference
-from continuous_control.replay import load_networks, policy_of
 from continuous_control.results import EVAL_SEED, ROOT, write_json
 
 FOLDER, TOLERANCE = os.path.join("results", "overestimation"), 0.01    # TOLERANCE: the tail's largest share of the ceiling
@@ -51,7 +51,7 @@ def measure(run_dir: str, episodes: int = 2) -> dict:
     """Play mu for `episodes` episodes on environment seed EVAL_SEED + the run's seed; at each step and arm the
     critic values the state and mu's action, and the reward is kept: mean Q against G on the usable steps."""
     from reacher import BRAIN_NAME, ReacherEnvironment
-    cfg = json.load(open(os.path.join(ROOT, run_dir, "config.json")))
+    cfg = json.loads(Path(os.path.join(ROOT, run_dir, "config.json")).read_text())
     seed, gamma, twin, nets = cfg["seed"], cfg["gamma"], bool(cfg.get("clipped_double_q")), load_networks(run_dir)
     policy, norm, critic, ceiling = policy_of(nets), nets["normalizer"], nets["critic"], q_reference([], gamma)["ceiling"]
     env, q, low, high = ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), [], [], []

@@ -5,7 +5,6 @@ prose, written by hand, computes any number it states in place.
 """
 import ast
 import glob
-import json
 import os
 
 import numpy as np
@@ -120,7 +119,7 @@ def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
     colors = {"better": "C2", "worse": "C3", "no clear difference": "0.5"}
-    for y, (name, row) in enumerate(family.iterrows()):
+    for y, (_, row) in enumerate(family.iterrows()):
         ax.plot([row.low, row.high], [y, y], color=colors[row.verdict], lw=3)
         ax.plot(row["mean"], y, "ko", ms=4)
     ax.axvline(0, color="k", lw=0.8, ls="--")

@@ -22,6 +22,7 @@ import shutil
 import subprocess
 import sys
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from continuous_control.results import ROOT, evaluate
 from continuous_control.variants import CHANGES, RESULTS_VERSION
@@ -57,6 +58,7 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int 
     """One training run in this process (resumed if interrupted); its summary. `concurrent`: how
     many runs shared the machine; `overrides`: further Config changes (the tests' small runs)."""
     import torch
+
     from continuous_control.ablations import config_for, train
     from reacher import ReacherEnvironment
     torch.set_num_threads(1)
@@ -80,7 +82,7 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int 
 
 def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     """Evaluate a finished run's exported policy noise-free and copy its small results to `out`."""
-    summary = json.load(open(os.path.join(run_dir, "summary.json")))
+    summary = json.loads(Path(os.path.join(run_dir, "summary.json")).read_text())
     evaluation = evaluate(run_dir, seed)
     summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
                    variant=variant, changes=CHANGES[variant], results_version=RESULTS_VERSION, **extra)
@@ -88,13 +90,13 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     for name in RESULT_FILES[:-1] + ("diagnostics.csv",):
         if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name)):     # older runs have no diagnostics
             shutil.copy(os.path.join(run_dir, name), out)
-    json.dump(summary, open(os.path.join(out, "summary.json"), "w"), indent=2)
+    Path(os.path.join(out, "summary.json")).write_text(json.dumps(summary, indent=2))
     return summary
 
 
 def import_notebook_run() -> None:
     """Record the notebook's own run (checkpoints/, seed 0, default Config) as results/full/seed0."""
-    seed = json.load(open(os.path.join(ROOT, "checkpoints", "config.json")))["seed"]
+    seed = json.loads(Path(os.path.join(ROOT, "checkpoints", "config.json")).read_text())["seed"]
     summary = record(os.path.join(ROOT, "checkpoints"), os.path.join(ROOT, "results", "full", f"seed{seed}"),
                      "full", seed, source="Continuous_Control.ipynb")
     print(f"notebook run (seed {seed}): solved at {summary['solved_at']}, noise-free eval "

@@ -15,6 +15,7 @@ import json
 import os
 import platform
 import time
+from pathlib import Path
 
 import numpy as np
 import torch
@@ -67,7 +68,7 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
 
 def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
-    summary = json.load(open(os.path.join(ROOT, run, "summary.json")))
+    summary = json.loads(Path(os.path.join(ROOT, run, "summary.json")).read_text())
     policy = torch.export.load(os.path.join(ROOT, run, "actor.pt2")).module()
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
@@ -94,7 +95,7 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     episodes), as trained and mirrored each way: the mean score of each direction and the worst arm."""
     out = {}
     for folder in folders:
-        seed = json.load(open(os.path.join(ROOT, folder, "summary.json")))["seed"]
+        seed = json.loads(Path(os.path.join(ROOT, folder, "summary.json")).read_text())["seed"]
         policy = torch.export.load(os.path.join(ROOT, folder, "actor.pt2")).module()
         played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
         speeds = played["as_trained"][1]

@@ -8,12 +8,18 @@ acts when a program imports `unityagents`, so the course's notebook runs as writ
     from unityagents import UnityEnvironment          # nothing of this project imported
     env = UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher.x86_64")
 
+An install by hand runs that command after `pip install -e .`, which cannot place the file: an
+editable install from setuptools puts nothing of a project's at the top of site-packages but its finder.
+
 What the hook changes in the client, and why:
 - numpy 2 removed `np.float_`, which the client's `step` checks actions against: the alias is given
   back before `unityagents` runs.
 - The client waits for each answer of the environment with a blocking `recv()`. Each wait is now
   bounded: it ends with an exception when the environment's process has exited (a crash, a kill, an
-  interpreter without mujoco), or after REACHER_CLIENT_TIMEOUT seconds (default 120) of silence.
+  interpreter without mujoco), or after REACHER_CLIENT_TIMEOUT seconds (default 120) of silence. A value
+  that is not a positive number is refused as the environment is made, before it launches or takes a port.
+- A start that fails or is interrupted (Ctrl-C) gives its port back and ends the process it launched: the
+  client kept both, and a retry in the same process found its own port "in use".
 - An environment that refuses a command (the built-in one, for NaN actions or a reset parameter out
   of range) answers with status 500 and the reason; the client raises UnityEnvironmentException
   with it, and the environment stays up for the next command.
@@ -88,11 +94,17 @@ def _served_error(port: int) -> str:
 
 
 def _patch_communicator(module) -> None:
-    import grpc
     from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
     from communicator_objects import UnityMessage, add_UnityToExternalServicer_to_server
     from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
     RpcCommunicator = module.RpcCommunicator
+    construct = RpcCommunicator.__init__
+
+    def __init__(self, *args, **kwargs):
+        timeout_seconds()            # UnityEnvironment makes this first: a bad bound fails before any launch or port
+        construct(self, *args, **kwargs)
 
     def initialize(self, inputs):
         self.server = grpc.server(ThreadPoolExecutor(max_workers=10), options=[("grpc.so_reuseport", 0)])
@@ -106,6 +118,15 @@ def _patch_communicator(module) -> None:
             raise UnityTimeOutException(
                 f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
                 f"close that environment, or pass another worker_id.")
+        try:
+            return _start(self, inputs)
+        except BaseException:
+            # A start that failed or was interrupted (Ctrl-C) gives its port back, so a retry can take it.
+            self.is_open = False
+            self.server.stop(None).wait()
+            raise
+
+    def _start(self, inputs):
         self.server.start()
         # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
         while self.unity_to_external.parent_conn.poll():
@@ -133,17 +154,26 @@ def _patch_communicator(module) -> None:
             return None
         return output.unity_output
 
-    RpcCommunicator.initialize, RpcCommunicator.exchange = initialize, exchange
+    RpcCommunicator.__init__, RpcCommunicator.initialize, RpcCommunicator.exchange = __init__, initialize, exchange
 
 
 def _patch_environment(module) -> None:
     UnityEnvironment = module.UnityEnvironment
-    launch = UnityEnvironment.executable_launcher
+    launch, send = UnityEnvironment.executable_launcher, UnityEnvironment.send_academy_parameters
 
     def executable_launcher(self, *args, **kwargs):
         launch(self, *args, **kwargs)
         self.communicator.process = self.proc1      # so that a wait can tell a dead process from a slow one
+
+    def send_academy_parameters(self, *args, **kwargs):
+        try:
+            return send(self, *args, **kwargs)
+        except BaseException:
+            self._close()            # the client only does this on a timeout: the launched process goes too
+            raise
+
     UnityEnvironment.executable_launcher = executable_launcher
+    UnityEnvironment.send_academy_parameters = send_academy_parameters
 
 
 PATCHES = {"unityagents.environment": _patch_environment, "unityagents.rpc_communicator": _patch_communicator}
@@ -192,9 +222,9 @@ def install_hook() -> None:
 def pth_line() -> str:
     """The .pth line: load this file by path at start-up (importing `reacher` would load mujoco), and
     nothing at all once the project has moved."""
-    return ("import os, importlib.util as u; p = %r; s = os.path.exists(p) and u.spec_from_file_location("
-            "'reacher_client_hook', p); m = s and u.module_from_spec(s); s and s.loader.exec_module(m); "
-            "m and m.install_hook()\n" % os.path.abspath(__file__))
+    return (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
+            "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
+            "s and s.loader.exec_module(m); m and m.install_hook()\n")
 
 
 def install(site_packages: str | None = None) -> list[str]:

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from .physics import FRAME_DT, GRAVITY, MASS, TORQUE_SCALE, ReacherPhysics, _FLIP, _cross
+from .physics import _FLIP, FRAME_DT, GRAVITY, MASS, TORQUE_SCALE, ReacherPhysics, _cross
 
 
 def scripted_actions(physics: ReacherPhysics, kp: float = 40.0, kd: float = 20.0) -> np.ndarray:

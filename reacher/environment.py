@@ -13,8 +13,7 @@ import numbers
 
 import numpy as np
 
-from .physics import (ACTION_SIZE, DEFAULT_RESET_PARAMETERS, RESET_RANGES, MAX_STEPS, OBSERVATION_SIZE,
-                      ReacherPhysics)
+from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, MAX_STEPS, OBSERVATION_SIZE, RESET_RANGES, ReacherPhysics
 
 BRAIN_NAME = "ReacherBrain"
 ACADEMY_NAME = "Academy"
@@ -235,7 +234,7 @@ class ReacherEnvironment:
                 return np.zeros((n, ACTION_SIZE))
         try:
             raw = np.asarray(vector_action)
-        except (TypeError, ValueError) as error:
+        except (TypeError, ValueError):
             raw = np.array(None, dtype=object)
         if raw.dtype.kind not in "iuf":         # not strings, complex numbers, booleans or objects
             raise UnityActionException(

@@ -25,8 +25,9 @@ the state a learner bootstraps from.
 Seeding. `reset(seed=k)` draws the goals from `numpy.random.default_rng(k)` (gymnasium's
 `np_random`), as `ReacherEnvironment(seed=k)` does: the same k gives the same start states.
 
-Rendering. `render_mode="rgb_array"`: MuJoCo's offscreen renderer (`reacher/render.py`); one
-frame of the whole world for the vector env.
+Rendering. `render_mode="rgb_array"`: MuJoCo's offscreen renderer (`reacher/render.py`), or its
+matplotlib drawing from above where no OpenGL context can be made; one frame of the whole world
+for the vector env.
 """
 from __future__ import annotations
 
@@ -68,7 +69,7 @@ def observation_bounds(goal_speed: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     low[16:20], high[16:20] = -1.0, 1.0
     around(slice(26, 29), (0.0, GOAL_HEIGHT, 0.0), (GOAL_RADIUS, 0.0, GOAL_RADIUS))   # the goal's circle
     low[29:32] = high[29:32] = (0.0, 1.0, 0.0)                    # the hand's local position: constant
-    low[32], high[32] = -goal_speed, goal_speed                   # goalSpeed
+    low[32], high[32] = -abs(goal_speed), abs(goal_speed)         # goalSpeed: uniform(-1, 1) * goal_speed
     return low.astype(np.float32), high.astype(np.float32)
 
 
@@ -118,15 +119,16 @@ def _apply_options(physics: ReacherPhysics, options: dict | None) -> None:
 
 
 class _Camera:
-    """MuJoCo frames of a physics world, the renderer made on the first frame."""
+    """Frames of a physics world, the view made on the first frame: MuJoCo's where OpenGL works,
+    else matplotlib's drawing from above (reacher/render.py)."""
 
     def __init__(self, physics: ReacherPhysics, **view):
         self.physics, self.options, self.view = physics, view, None
 
     def __call__(self) -> np.ndarray:
         if self.view is None:
-            from .render import MujocoView
-            self.view = MujocoView(self.physics, **self.options)
+            from .render import make_view
+            self.view = make_view(self.physics, **self.options)
         return self.view()
 
     def close(self) -> None:
@@ -140,7 +142,7 @@ class ReacherEnv(gymnasium.Env):
     """One Reacher arm (a world of its own), with the course's episode of 1001 steps.
 
     Args:
-        render_mode: None, or "rgb_array" for MuJoCo frames of the arm.
+        render_mode: None, or "rgb_array" for frames of the arm (reacher/render.py).
         episode_steps: steps before the time limit truncates the episode (1001 in the course;
             fewer only for quick tests).
         joint_model: the joint model of `reacher.physics.JOINT_MODELS` (default: the calibrated one).
@@ -193,7 +195,7 @@ class ReacherVectorEnv(VectorEnv):
 
     Args:
         num_envs: number of arms (20 in the course).
-        render_mode: None, or "rgb_array" for one MuJoCo frame of all the arms.
+        render_mode: None, or "rgb_array" for one frame of all the arms (reacher/render.py).
         episode_steps: steps before every arm's episode is truncated (1001 in the course).
         joint_model: the joint model of `reacher.physics.JOINT_MODELS` (default: the calibrated one).
     """

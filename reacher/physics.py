@@ -18,7 +18,6 @@ from __future__ import annotations
 import numbers
 
 import mujoco
-
 import numpy as np
 
 from . import physx

@@ -1,14 +1,20 @@
 """Pictures of the arms: MuJoCo's offscreen renderer when OpenGL is available, matplotlib otherwise.
 
-On a headless Linux machine MuJoCo needs `MUJOCO_GL=egl` (or `osmesa`) in the environment
-before `mujoco` is first imported; importing `reacher` first sets `egl` there unless a backend
-was chosen. Rendering only reads the simulation: it never changes the physics.
+The OpenGL backend is picked when the first view is made, never at import: `MUJOCO_GL` if it was
+set before mujoco was imported, MuJoCo's default (GLFW) where there is a display, and on a
+headless Linux machine the first of EGL, then OSMesa, that makes a context. Rendering only reads
+the simulation: it never changes the physics.
 
     view = make_view(env.physics)          # MujocoView, or MatplotlibView if no GL context
     frames, scores = record(env, policy, steps=300, every=5, view=view)
     gif = to_gif(frames, fps=12)           # bytes of an animated GIF
 """
+import functools
+import importlib
 import io
+import os
+import subprocess
+import sys
 
 import numpy as np
 
@@ -28,8 +34,46 @@ def _refresh(physics) -> None:
     mujoco.mj_forward(physics.model, physics.data)
 
 
+HEADLESS_BACKENDS = ("egl", "osmesa")      # tried in this order where Linux has no display
+# A context and MuJoCo's drawing state in it: what a frame needs of the backend.
+PROBE = ("import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); "
+         "mujoco.MjrContext(mujoco.MjModel.from_xml_string('<mujoco/>'), 150)")
+
+
+@functools.cache
+def headless_backend() -> tuple[str | None, str]:
+    """The first of HEADLESS_BACKENDS that works here, and why each before it did not. Each is tried in
+    a subprocess: a failed try cannot be undone in this one (a broken libEGL breaks `import mujoco.egl`,
+    and PyOpenGL keeps the platform of its first import), and the next backend must still be possible."""
+    reasons = []
+    for backend in HEADLESS_BACKENDS:
+        try:
+            tried = subprocess.run([sys.executable, "-c", PROBE], env={**os.environ, "MUJOCO_GL": backend},
+                                   capture_output=True, text=True, timeout=60)
+        except subprocess.TimeoutExpired:
+            reasons.append(f"{backend}: no context within 60 s")
+            continue
+        if tried.returncode == 0:
+            return backend, ""
+        reasons.append(f"{backend}: {(tried.stderr.strip().splitlines() or ['failed'])[-1]}")
+    return None, "; ".join(reasons)
+
+
+def gl_context(width: int, height: int):
+    """An OpenGL context for offscreen drawing; raises where none can be made."""
+    import mujoco
+    if os.environ.get("MUJOCO_GL") or not (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")):
+        if not hasattr(mujoco, "GLContext"):           # MUJOCO_GL=disable
+            raise RuntimeError(f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r} gives MuJoCo no OpenGL context")
+        return mujoco.GLContext(width, height)        # the backend mujoco chose as it was imported
+    backend, reason = headless_backend()
+    if backend is None:
+        raise RuntimeError(f"no OpenGL context on this headless machine ({reason})")
+    return importlib.import_module(f"mujoco.{backend}").GLContext(width, height)
+
+
 class MujocoView:
-    """MuJoCo's offscreen renderer with a fixed camera and a floor drawn into the scene only."""
+    """MuJoCo's offscreen drawing with a fixed camera and a floor drawn into the scene only."""
 
     name = "MuJoCo offscreen renderer"
 
@@ -38,8 +82,19 @@ class MujocoView:
         self.mujoco, self.physics = mujoco, physics
         vis = physics.model.vis.global_               # the offscreen buffer's size: drawing only
         vis.offwidth, vis.offheight = max(vis.offwidth, width), max(vis.offheight, height)
-        self.renderer = mujoco.Renderer(physics.model, height, width)   # raises without a GL context
+        self.gl = gl_context(width, height)           # raises without an OpenGL backend
+        try:
+            self.gl.make_current()
+            self.context = mujoco.MjrContext(physics.model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
+        except Exception:
+            self.gl.free()
+            raise
+        mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.context)
+        self.scene = mujoco.MjvScene(physics.model, maxgeom=10_000)
+        self.option = mujoco.MjvOption()
         self.camera = mujoco.MjvCamera()                # only a handle: its pose is set in __call__
+        self.rect = mujoco.MjrRect(0, 0, width, height)
+        self.pixels = np.empty((height, width, 3), np.uint8)
         self.eye = np.asarray(eye, float)
         forward = np.asarray(lookat, float) - self.eye
         self._forward = forward / np.linalg.norm(forward)
@@ -48,16 +103,20 @@ class MujocoView:
 
     def __call__(self) -> np.ndarray:
         """The current state as an RGB array of shape (height, width, 3)."""
+        mj, scene = self.mujoco, self.scene
         _refresh(self.physics)
-        self.renderer.update_scene(self.physics.data, self.camera)
-        scene = self.renderer.scene
+        mj.mjv_updateScene(self.physics.model, self.physics.data, self.option, None, self.camera,
+                           mj.mjtCatBit.mjCAT_ALL.value, scene)
         # MuJoCo's free camera assumes z is up; the replica keeps Unity's y up, so place it directly.
         for cam in scene.camera:
             cam.pos[:] = self.eye
             cam.forward[:] = self._forward
             cam.up[:] = self._up
         self._add_floor(scene)
-        return self.renderer.render().copy()
+        self.gl.make_current()
+        mj.mjr_render(self.rect, scene, self.context)
+        mj.mjr_readPixels(self.pixels, None, self.rect, self.context)
+        return np.flipud(self.pixels).copy()          # OpenGL's rows run from the bottom up
 
     def _add_floor(self, scene) -> None:
         if scene.ngeom >= scene.maxgeom:
@@ -69,7 +128,11 @@ class MujocoView:
         scene.ngeom += 1
 
     def close(self) -> None:
-        self.renderer.close()
+        if self.context is not None:
+            self.gl.make_current()
+            self.context.free()
+            self.gl.free()
+            self.context = None
 
 
 class MatplotlibView:

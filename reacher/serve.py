@@ -18,14 +18,12 @@ The generated protobuf classes come from the client's own wheel (`communicator_o
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 
 import numpy as np
 
 from .client_hook import error_file
-from .environment import (ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException,
-                          UnityEnvironmentException)
+from .environment import ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException, UnityEnvironmentException
 from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
 
 API_VERSION = "API-4"
@@ -80,8 +78,8 @@ def _refusal(co, error: Exception):
 
 def serve(port: int, num_agents: int = 20) -> int:
     try:
-        import grpc
         import communicator_objects as co
+        import grpc
     except ImportError as error:
         print(f"reacher.serve needs the unityagents 0.4.0 client's packages: {error}\n"
               "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio",

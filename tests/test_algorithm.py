@@ -145,6 +145,7 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
     """The recorder marks what update_priorities touched; a new add clears the mark of the slots it overwrites."""
     from types import SimpleNamespace
+
     from continuous_control.agent import PrioritizedReplay
     from continuous_control.training import Recorder, backlog
     zeros = np.zeros((6, 1), np.float32)

@@ -1,5 +1,6 @@
 """The training-speed profiler times the notebook's own training, and its options are typed."""
 import json
+from pathlib import Path
 
 import pytest
 
@@ -55,7 +56,7 @@ def test_cost_takes_the_ratio_pair_by_pair(tmp_path, monkeypatch):
         return next(times)
     monkeypatch.setattr(cost, "timed", fake)
     cost.main(["--set", "clipped_double_q=True", "--pairs", "3", "--out", str(tmp_path)])
-    result = json.load(open(tmp_path / "cost_clipped_double_q.json"))
+    result = json.loads(Path(tmp_path / "cost_clipped_double_q.json").read_text())
     assert calls == [["clipped_double_q=True"], ["clipped_double_q=True"], [], ["clipped_double_q=True"], [],
                      ["clipped_double_q=True"], []]
     assert result["ratios"]["wall"] == [1.2, 1.5, 0.9]

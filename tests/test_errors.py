@@ -4,8 +4,14 @@ import os
 import numpy as np
 import pytest
 
-from reacher import (BRAIN_NAME, ReacherEnvironment, UnityActionException, UnityEnvironmentException,
-                     find_unity_build, open_environment)
+from reacher import (
+    BRAIN_NAME,
+    ReacherEnvironment,
+    UnityActionException,
+    UnityEnvironmentException,
+    find_unity_build,
+    open_environment,
+)
 
 
 @pytest.mark.parametrize("actions, message", [

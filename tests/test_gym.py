@@ -290,6 +290,17 @@ def test_reset_options_set_the_reset_parameters_or_are_refused():
     assert obs[32] == 0.0
 
 
+@pytest.mark.parametrize("make", [rg.ReacherEnv, rg.ReacherVectorEnv])
+def test_a_negative_goal_speed_resets_and_the_env_stays_usable(make):
+    env = make()
+    for speed in (-2.0, -360.0, 3.0):                          # goalSpeed is uniform(-1, 1) * goal_speed
+        obs, _ = env.reset(seed=0, options={"goal_speed": speed})
+        space = env.observation_space
+        assert space.contains(obs) and np.all(np.abs(obs[..., 32]) <= abs(speed))
+        assert space.contains(env.step(np.zeros(space.shape[:-1] + (4,), np.float32))[0])
+    env.close()
+
+
 def test_step_after_close_raises():
     envs = gym.make_vec(rg.ARMS_ID)
     envs.reset(seed=0)

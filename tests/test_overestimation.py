@@ -1,5 +1,4 @@
 """experiments/overestimation.py without playing: the discounted return, the truncation rule, the table."""
-import json
 
 import numpy as np
 import pytest

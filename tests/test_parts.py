@@ -6,8 +6,19 @@ import numpy as np
 import pytest
 import torch
 
-from continuous_control.agent import (DDPG, Actor, Agent, Config, Critic, NoisyActor, NoisyLinear, NStepAccumulator,
-                                      OrnsteinUhlenbeck, PrioritizedReplay, SumTree)
+from continuous_control.agent import (
+    DDPG,
+    Actor,
+    Agent,
+    Config,
+    Critic,
+    NoisyActor,
+    NoisyLinear,
+    NStepAccumulator,
+    OrnsteinUhlenbeck,
+    PrioritizedReplay,
+    SumTree,
+)
 
 S, A, ARMS = 3, 2, 2
 

@@ -4,6 +4,7 @@ import os
 import subprocess
 import sys
 import warnings
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -46,7 +47,7 @@ def test_a_run_on_another_schedule_is_not_finished(tmp_path):
         algo, _, settings = peers.PEERS[name]
         config = {"schedule": asdict(peers.schedule_of(name)), "settings": settings,
                   "set_hyperparameters": peers.SETTINGS[settings](algo)[0]}
-        write = lambda c: (folder / "config.json").write_text(json.dumps(c))
+        write = lambda c, folder=folder: (folder / "config.json").write_text(json.dumps(c))
         (folder / "summary.json").write_text("{}")
         write(config)
         assert peers.finished(str(tmp_path), name, seed)
@@ -96,6 +97,7 @@ def test_each_peer_is_an_algorithm_a_schedule_and_settings():
 def test_the_like_settings_are_read_from_the_agents_config(monkeypatch):
     """Every value the agent has comes from its Config: change the Config, the settings follow."""
     import dataclasses
+
     from continuous_control import agent
     cfg = agent.Config()
     td3 = peers.like_hyperparameters("TD3")
@@ -134,8 +136,9 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
     assert sorted(os.listdir(tmp_path / "res" / name)) == ["seed0"], "no partial folder left behind"
     assert sorted(os.listdir(folder)) == ["arm_scores.csv", "config.json", "scores.csv", "summary.json"]
     if os.path.exists(FULL):
-        assert open(folder / "scores.csv").readline() == open(os.path.join(FULL, "scores.csv")).readline()
-        agents = set(json.load(open(os.path.join(FULL, "summary.json")))) - {"source"}   # source: the notebook's run, imported
+        header = lambda path: Path(path).read_text().splitlines()[0]
+        assert header(folder / "scores.csv") == header(os.path.join(FULL, "scores.csv"))
+        agents = set(json.loads(Path(os.path.join(FULL, "summary.json")).read_text())) - {"source"}   # source: the notebook's run, imported
         assert agents <= set(summary)
     run = load_run(str(folder))
     assert run["arms"].shape == (4, 20) and len(run["scores"]["mean"]) == 4
@@ -148,7 +151,7 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
         assert summary["gradient_updates"] == (96 - 12 + 1) + 96 // 8 < every_step
     else:
         assert summary["gradient_updates"] == every_step == 4 * 48 - 24 + 1
-    config = json.load(open(folder / "config.json"))
+    config = json.loads(Path(folder / "config.json").read_text())
     assert config["sb3"]["batch_size"] == 256 and config["settings"] == peers.PEERS[name][2]
     if name != "td3_like":
         assert config["source"].startswith("RL-Zoo")
@@ -171,6 +174,7 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
     # the exported policy is the saved model behind the saved (frozen) statistics
     from stable_baselines3 import TD3
     from stable_baselines3.common.vec_env import VecNormalize
+
     from reacher.gym import sb3_vec_env
     work = tmp_path / "work" / name / "seed0"
     assert sorted(os.listdir(work)) == ["actor.pt2", "model.zip", "vec_normalize.pkl"]
@@ -256,7 +260,7 @@ def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
     first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
     assert "1 runs to do (SMOKE size)" in first.stdout and "finished td3 seed 0 (exit 0)" in first.stdout
-    assert json.load(open(tmp_path / "res" / "td3" / "seed0" / "summary.json"))["episodes"] == 4
+    assert json.loads(Path(tmp_path / "res" / "td3" / "seed0" / "summary.json").read_text())["episodes"] == 4
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert again.returncode == 0 and "0 runs to do" in again.stdout
 

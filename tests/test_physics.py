@@ -1,6 +1,5 @@
 """The replica against its specification (doc/environment.md): observation, reward, episodes."""
 import numpy as np
-import pytest
 
 from reacher import BRAIN_NAME, ReacherEnvironment, scripted_actions
 

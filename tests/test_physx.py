@@ -5,10 +5,8 @@ import itertools
 import numpy as np
 import pytest
 
-from reacher import BRAIN_NAME, ReacherEnvironment
-from reacher import physx
-from reacher.physics import (DEFAULT_JOINT_MODEL, DRAG_FACTOR, FRAME_DT, GRAVITY, JOINT_MODELS,
-                             MAX_ANGULAR_SPEED, ReacherPhysics)
+from reacher import BRAIN_NAME, ReacherEnvironment, physx
+from reacher.physics import DEFAULT_JOINT_MODEL, DRAG_FACTOR, FRAME_DT, GRAVITY, JOINT_MODELS, MAX_ANGULAR_SPEED, ReacherPhysics
 
 HALF_PI = np.pi / 2
 

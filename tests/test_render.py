@@ -3,7 +3,7 @@ import numpy as np
 import pytest
 
 from reacher import ReacherEnvironment
-from reacher.render import MatplotlibView, MujocoView, make_view, record, to_gif
+from reacher.render import MatplotlibView, MujocoView, record, to_gif
 
 
 def random_policy(seed):
@@ -52,8 +52,9 @@ def test_make_view_falls_back_without_opengl(monkeypatch):
 
 
 def test_gif_holds_every_frame():
-    from PIL import Image
     import io
+
+    from PIL import Image
     frames = [np.full((20, 30, 3), v, np.uint8) for v in (0, 120, 240)]
     data = to_gif(frames, fps=10)
     gif = Image.open(io.BytesIO(data))

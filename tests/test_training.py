@@ -5,7 +5,6 @@ import os
 import platform
 import shutil
 import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -37,7 +36,8 @@ class InterruptAt:
 
 def run(run_dir, episodes=2, env=None, resume=False, **changes):
     env = env or ReacherEnvironment(seed=0, verbose=False)
-    return train(Config(**{**SMALL, **changes}), env, str(run_dir), episodes, resume=resume, live=False, checkpoint_every=1)
+    return train(Config(**{**SMALL, **changes}), env, str(run_dir), episodes, resume=resume, live=False,
+                 checkpoint_every=1)
 
 
 @pytest.fixture(scope="module")
@@ -56,36 +56,39 @@ def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys)
 
 
 def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, capsys):
-    """With fast_episodes=1 only episode 1 learns every step, and a run resumed in episode 3
+    """With learn_every_until=1 only episode 1 learns every step, and a run resumed in episode 3
     repeats the whole run."""
-    whole = run(tmp_path / "whole", 3, fast_episodes=1)
+    whole = run(tmp_path / "whole", 3, learn_every_until=1)
     updates = [d["updates"] for d in whole["diagnostics"]]
     later = Config().learn_every_later
-    assert updates[0] > 900 and updates[1:] == [e * 1001 // later - (e - 1) * 1001 // later for e in (2, 3)]   # steps % later == 0
+    # from episode 2, an update at each step with steps % later == 0
+    assert updates[0] > 900 and updates[1:] == [e * 1001 // later - (e - 1) * 1001 // later for e in (2, 3)]
     with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
-        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), fast_episodes=1)
-    resumed = run(tmp_path / "resumed", 3, resume=True, fast_episodes=1)
+        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), learn_every_until=1)
+    resumed = run(tmp_path / "resumed", 3, resume=True, learn_every_until=1)
     assert "Resuming after episode 2" in capsys.readouterr().out
     assert resumed["diagnostics"] == whole["diagnostics"] and resumed["arms"] == whole["arms"]
     default = run(tmp_path / "default", 2)        # the default: 20 fast episodes
     assert default["diagnostics"][1]["updates"] == 1001
 
 
-def test_interrupted_checkpoint_write_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
-    """An interruption while a checkpoint is written (here: at the rename that completes it) keeps
-    the previous checkpoint whole, and the run resumes from it to the same scores."""
+def test_a_checkpoint_write_that_fails_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
+    """A checkpoint write that fails (here: at the rename that completes it) keeps the previous
+    checkpoint whole and leaves no temporary file; a run interrupted later resumes from it to the same scores."""
     real_replace, calls = os.replace, []
 
-    def interrupted(src, dst):
+    def failing(src, dst):
         calls.append(dst)
         if len(calls) == 2:                      # the checkpoint after episode 2
-            raise KeyboardInterrupt
+            raise OSError(28, "No space left on device")
         real_replace(src, dst)
-    monkeypatch.setattr(checkpoints.os, "replace", interrupted)
-    with pytest.raises(KeyboardInterrupt):
-        run(tmp_path, 3)
+    monkeypatch.setattr(checkpoints.os, "replace", failing)
+    with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
+        run(tmp_path, 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500))
+    checkpoints.wait_for_checkpoint()
     monkeypatch.undo()
-    capsys.readouterr()
+    assert str(tmp_path / "resume" / checkpoints.FILE) in capsys.readouterr().err
+    assert os.listdir(tmp_path / "resume") == [checkpoints.FILE]
     resumed = run(tmp_path, 3, resume=True)
     assert "Resuming after episode 1" in capsys.readouterr().out
     assert resumed["arms"] == reference["arms"]
@@ -120,28 +123,35 @@ def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_save
     assert agent.updates > 5 and agent.memory.size > 64
 
 
-def test_a_failed_background_write_is_raised_and_keeps_the_previous_checkpoint(tmp_path):
+def test_a_failed_background_write_is_reported_at_once_and_keeps_the_previous_checkpoint(tmp_path, monkeypatch, capsys):
+    """A full disk while the writer thread writes: reported as it happens, naming the file and the
+    cause, not raised into training; the previous checkpoint stays, and no temporary file."""
     agent = Agent(Config(**SMALL), 33, 4, 20)
     checkpoints.save_checkpoint(tmp_path, agent, None, 1, {"mean": [1.0]}, "code", background=True)
     checkpoints.wait_for_checkpoint()
     before = (tmp_path / checkpoints.FILE).read_bytes()
-    os.makedirs(tmp_path / (checkpoints.FILE + ".tmp"))        # the temporary file cannot be opened
+
+    def disk_full(f, **arrays):
+        f.write(b"part of a checkpoint")
+        raise OSError(28, "No space left on device")
+    monkeypatch.setattr(checkpoints.np, "savez", disk_full)
     checkpoints.save_checkpoint(tmp_path, agent, None, 2, {"mean": [1.0, 2.0]}, "code", background=True)
-    with pytest.raises(IsADirectoryError, match="checkpoint.npz.tmp"):
-        checkpoints.wait_for_checkpoint()
-    checkpoints.wait_for_checkpoint()                          # raised once; nothing is pending now
-    assert (tmp_path / checkpoints.FILE).read_bytes() == before
+    checkpoints.wait_for_checkpoint()                          # the writer is done; nothing raised
+    err = capsys.readouterr().err
+    assert str(tmp_path / checkpoints.FILE) in err and "No space left on device" in err and "episode 2" in err
+    assert os.listdir(tmp_path) == [checkpoints.FILE] and (tmp_path / checkpoints.FILE).read_bytes() == before
 
 
 def test_a_new_run_starts_afresh_and_keeps_the_old_checkpoint(tmp_path, capsys):
     first = run(tmp_path, 1)
     capsys.readouterr()
     again = run(tmp_path, 1)
-    assert "Starting a fresh run; the previous checkpoint is kept in" in capsys.readouterr().out
-    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
-    run(tmp_path, 1)                                  # only the last set-aside checkpoint is kept
-    assert "the one set aside before it was deleted" in capsys.readouterr().out
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
+    assert f"kept in {tmp_path / 'resume.old-1'}" in capsys.readouterr().out
+    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old-1" / checkpoints.FILE)
+    run(tmp_path, 1)                                  # each set-aside checkpoint is kept: none deleted
+    assert f"kept in {tmp_path / 'resume.old-2'}" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == [
+        "resume", "resume.old-1", "resume.old-2"]
 
 
 def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsys):
@@ -153,41 +163,19 @@ def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsy
     assert "Resuming after episode 1" in capsys.readouterr().out and len(longer["mean"]) == 2
 
 
-def test_a_checkpoint_of_another_configuration_is_set_aside_and_one_of_other_code_refused(tmp_path, capsys, monkeypatch):
+def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_it(tmp_path, monkeypatch):
+    """RESUME=1 with another configuration names the fields that differ, and sets nothing aside."""
     run(tmp_path, 1)
-    run(tmp_path, 1, resume=True, n_step=3)
-    assert "another configuration: starting afresh" in capsys.readouterr().out
-    assert os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
-    original = Agent.learn
-    monkeypatch.setattr(Agent, "learn", lambda self: original(self))          # other code, same configuration
-    with pytest.raises(checkpoints.CheckpointError, match=r"made by other code or on another kind of processor: agent \(the notebook's train\) changed"):
-        run(tmp_path, 1, resume=True, n_step=3)
-    assert os.path.exists(tmp_path / "resume" / checkpoints.FILE)          # nothing set aside or deleted
-
-
-def test_code_fingerprint_is_the_same_in_every_process_and_follows_the_code_train_runs():
-    """A run is resumed by a new process, so the fingerprint must not follow Python's string
-    hashing, which changes from process to process; and it covers the classes train uses."""
-    script = "from continuous_control import code_fingerprint; from continuous_control.agent import train; print(code_fingerprint(train))"
-    prints = {subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=300,
-                             env={**os.environ, "PYTHONHASHSEED": str(seed)}).stdout.split()[-1] for seed in range(1, 4)}
-    assert len(prints) == 1, prints
+    before = (tmp_path / "resume" / checkpoints.FILE).read_bytes()
+    with pytest.raises(checkpoints.CheckpointError) as refused:
+        run(tmp_path, 1, resume=True, n_step=3, tau=0.01)
+    assert "n_step" in str(refused.value) and "tau" in str(refused.value) and "gamma" not in str(refused.value)
     from continuous_control import agent
-    before = checkpoints.code_fingerprint(agent.train)
-    body = agent.tree_find.py_func.__code__          # a function compiled by numba, three calls deep
-    agent.tree_find.py_func.__code__ = agent.tree_set.py_func.__code__      # other code under the same name
-    try:
-        assert checkpoints.code_fingerprint(agent.train) != before
-    finally:
-        agent.tree_find.py_func.__code__ = body
-    forward = agent.Behaviour.forward.__wrapped__       # a method under torch's inference_mode decorator
-    body = forward.__code__
-    forward.__code__ = agent.Normalizer.forward.__code__
-    try:
-        assert checkpoints.code_fingerprint(agent.train) != before
-    finally:
-        forward.__code__ = body
-    assert checkpoints.code_fingerprint(agent.train) == before
+    monkeypatch.setattr(agent, "code_fingerprint", lambda train: "other code")   # the code train fingerprints
+    with pytest.raises(checkpoints.CheckpointError, match="reacher/physics.py"):
+        run(tmp_path, 1, resume=True)
+    assert (tmp_path / "resume" / checkpoints.FILE).read_bytes() == before       # nothing set aside or deleted
+    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("resume")] == ["resume"]
 
 
 def test_the_notebooks_run_is_the_experiments_run(tmp_path):
@@ -201,7 +189,7 @@ def test_the_notebooks_run_is_the_experiments_run(tmp_path):
     run_one("full", 0, 2, True, runs=str(tmp_path / "runs"), results=str(tmp_path / "results"), **SMALL)
     scores = np.genfromtxt(tmp_path / "results" / "full" / "seed0" / "scores.csv", delimiter=",", names=True)
     np.testing.assert_array_equal(np.round(notebook["mean"], 4), scores["mean"])
-    saved = json.load(open(tmp_path / "results" / "full" / "seed0" / "summary.json"))
+    saved = json.loads((tmp_path / "results" / "full" / "seed0" / "summary.json").read_text())
     assert len(saved["eval_noise_free_5"]) == 5 and saved["variant"] == "full"
 
 
@@ -264,7 +252,7 @@ def test_diagnostics_record_what_learning_saw(tmp_path):
     assert list(diag["episode"]) == [1, 2] and diag["updates"][1] == 1001       # an update every step of episode 2
     for key in ("critic_loss", "q", "td_abs", "max_priority"):
         assert np.all(np.isfinite(diag[key])), key
-    assert np.all((0 <= diag["young_share"]) & (diag["young_share"] <= 1))
+    assert np.all((diag["young_share"] >= 0) & (diag["young_share"] <= 1))
     assert diag["young_share_stored"][1] == 1.0          # two episodes: every stored transition is recent
     assert diag["beta"][1] == pytest.approx(min(1.0, cfg.beta_start + (1 - cfg.beta_start) * 2002 / cfg.beta_steps))
     assert {"sigma_0", "sigma_1", "sigma_2"} <= set(diag.dtype.names)
@@ -276,49 +264,46 @@ def test_diagnostics_record_what_learning_saw(tmp_path):
 
 
 def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_run_again(tmp_path):
-    """experiments/run.py skips a run only when its folder holds today's configuration for it, and that
-    run reached the stop rule asked for: solved (when it stops on solving), or the episodes asked for."""
-    import json
-    from dataclasses import asdict
+    """experiments/run.py skips a run only when its summary names today's changes for its variant and
+    today's RESULTS_VERSION, and that run reached the stop rule asked for: solved (when it stops on
+    solving), or the episodes asked for."""
+    from continuous_control.variants import RESULTS_VERSION
     from experiments import run as runner
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
     (tmp_path / "runs" / "full" / "seed0" / "critic.pt").write_bytes(b"")
     finished = lambda *run: runner.finished(*run, runs=str(tmp_path / "runs"))
+    summary = lambda **fields: (folder / "summary.json").write_text(json.dumps(
+        {"changes": {}, "results_version": RESULTS_VERSION, **fields}))
     assert not finished(str(tmp_path), "full", 0, 200, True)            # nothing there
-    config = asdict(Config(seed=0))
-    (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
-    (folder / "config.json").write_text(json.dumps(config))
+    summary(episodes=100, solved_at=100)
     assert finished(str(tmp_path), "full", 0, 200, True)                # solved: done, though not 200 episodes
-    (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100,
-                                                     "machine": "x86_64 (Another CPU 1000), 2 cores, torch threads 1"}))
+    summary(episodes=100, solved_at=100, processor="Another CPU 1000")
     assert finished(str(tmp_path), "full", 0, 200, True)                # made on another processor: kept
     assert not finished(str(tmp_path), "full", 0, 200, False)           # asked for 200 episodes, ran 100
     assert finished(str(tmp_path), "full", 0, 100, False)
     assert not finished(str(tmp_path), "uniform", 0, 100, False) and not finished(str(tmp_path), "full", 1, 100, False)
-    (folder / "summary.json").write_text(json.dumps({"episodes": 2, "solved_at": None}))
+    summary(episodes=2, solved_at=None)
     assert not finished(str(tmp_path), "full", 0, 200, True)            # a 2-episode run is not a 200-episode one
     assert finished(str(tmp_path), "full", 0, 2, True)
-    del config["priority_window"]                                       # made by code without the field
-    (folder / "config.json").write_text(json.dumps(config))
+    summary(episodes=2, solved_at=None, results_version=RESULTS_VERSION - 1)   # made by earlier code
+    assert not finished(str(tmp_path), "full", 0, 2, True)
+    summary(episodes=2, solved_at=None, changes={"n_step": 3})          # another variant's configuration
     assert not finished(str(tmp_path), "full", 0, 2, True)
 
 
 def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
     """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
-    import json
-    from dataclasses import asdict
-    from continuous_control.ablations import config_for
-    from continuous_control.variants import CHANGES
+    from continuous_control.variants import CHANGES, RESULTS_VERSION
     from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
     results, runs = tmp_path / "results", tmp_path / "runs"
     for variant, seed in (*WEAK_ARM_RUNS[:2], TWIN_CRITIC_RUN, ("uniform", 0)):
         folder = results / variant / f"seed{seed}"
         folder.mkdir(parents=True)
-        (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100}))
-        (folder / "config.json").write_text(json.dumps(asdict(config_for(CHANGES[variant], seed=seed))))
+        (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100, "changes": CHANGES[variant],
+                                                         "results_version": RESULTS_VERSION}))
     done = lambda variant, seed: finished(str(results), variant, seed, 100, False, runs=str(runs))
     assert done("uniform", 0) and not done(*WEAK_ARM_RUNS[0]) and not done(*TWIN_CRITIC_RUN)
     for variant, seed in (WEAK_ARM_RUNS[0], TWIN_CRITIC_RUN):
@@ -341,7 +326,8 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
     from continuous_control.results import code_version
-    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True, timeout=60).stdout
+    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True,
+                                    timeout=60).stdout
     assert code_version(str(tmp_path)) == "unknown"
     git("init", "-q")
     (tmp_path / "README.md").write_text("no code yet\n")
@@ -370,30 +356,31 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
     any ablation starts, and the ablations run `--jobs` at a time."""
     from experiments import run as runner
     launched = []
-    monkeypatch.setattr(runner, "finished", lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0)
-    monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)))
+    monkeypatch.setattr(runner, "finished",
+                        lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0)
+    monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)) or 0)
     runner.main(["--all", "--jobs", "2"])
     full = [r for r in launched if r[0] == "full"]
     assert full == [("full", k, 1) for k in range(1, 10)] and launched[:9] == full
     assert launched[9:] and all(r[0] != "full" and r[2] == 2 for r in launched[9:])
     ten = {v for v, seed, _ in launched if seed == 9 and v != "full"}
-    assert ten == set(runner.TEN_SEEDS) - {"full"} and {"n3", "n10", "per_arm_noise"} <= {v for v, s, _ in launched if s == 2}
+    assert ten == set(runner.TEN_SEEDS) - {"full"}
+    assert {"n3", "n10", "per_arm_noise"} <= {v for v, s, _ in launched if s == 2}
 
 
-def test_a_run_names_its_processor(tmp_path):
-    """Runs repeat episode for episode on the same kind of processor, not always on another: the summary's
-    machine names the model, read from /proc/cpuinfo where there is one."""
+def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
+    """Runs repeat episode for episode on the same kind of processor, not always on another: the summary
+    names the model (read from /proc/cpuinfo where there is one) and the commit, each a field of its own."""
     from continuous_control import results
     cpuinfo = tmp_path / "cpuinfo"
-    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\nprocessor\t: 1\nmodel name\t: Example CPU 9000\n")
+    cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n" * 2)
     assert results.processor(str(cpuinfo)) == "Example CPU 9000"
     assert results.processor(str(tmp_path / "none")) in ("", platform.processor())
-    if results.processor():
-        assert f"({results.processor()})" in results.machine()
-    assert results.processor_of({"machine": results.machine()}) == results.processor()
-    assert results.machine().startswith(results.host() + ", ")
-    assert results.processor_of({"machine": "x86_64 (Intel(R) Xeon(R) Processor), 2 cores, torch threads 1"}) == \
-        "Intel(R) Xeon(R) Processor"
-    assert results.processor_of({"machine": "x86_64, 2 cores, torch threads 1"}) == ""
-    assert results.processor_of({"machine": "x86_64 (AMD EPYC 7B13 64-Core, rev 2), None cores, torch threads 1"}) == \
-        "AMD EPYC 7B13 64-Core, rev 2"
+    monkeypatch.setattr(results, "processor", lambda: "Intel(R) Xeon(R) Processor, rev 2")
+    monkeypatch.setattr(results, "code_version", lambda: "abc1234+changes")
+    agent, history = Agent(Config(**SMALL), 33, 4, 2), {"mean": [1.0], "min": [0.5], "max": [1.5], "avg100": [1.0],
+                                                       "wall": [2.0], "arms": [[0.5, 1.5]], "solved_at": None}
+    summary = results.save_results(str(tmp_path / "run"), agent, history, None)
+    assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
+    assert summary["processor"] == "Intel(R) Xeon(R) Processor, rev 2" and summary["commit"] == "abc1234+changes"
+    assert summary["machine"] == results.machine()

@@ -3,10 +3,13 @@
 unityagents allows one UnityEnvironment per Python process, so each client runs in its own.
 """
 import os
+import shutil
 import subprocess
 import sys
+import sysconfig
 import textwrap
 import time
+from pathlib import Path
 
 import pytest
 
@@ -80,7 +83,7 @@ def test_two_clients_drive_the_executable_and_leave_nothing_behind(tmp_path):
                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
                for k in range(2)]
     outputs = [c.communicate(timeout=600) for c in clients]
-    for client, (out, err) in zip(clients, outputs):
+    for client, (_, err) in zip(clients, outputs):
         assert client.returncode == 0, err[-3000:]
         assert "'Academy' started successfully!" in err
     pids = [int(out.split("PID")[1].split()[0]) for out, _ in outputs]
@@ -198,3 +201,103 @@ def test_an_interpreter_without_the_packages_fails_at_once_naming_the_package(tm
     assert done.returncode != 0
     assert "No module named 'numpy'" in done.stderr and "REACHER_PYTHON" in done.stderr, done.stderr[-3000:]
     assert "took too long" not in done.stderr
+
+
+RETRY = textwrap.dedent("""
+    import os, signal, socket, sys, threading, psutil, numpy as np
+    from unityagents import UnityEnvironment
+    executable, worker, how, fake_python = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    if how == "bad timeout":
+        os.environ["REACHER_CLIENT_TIMEOUT"] = "abc"
+    else:
+        os.environ["REACHER_PYTHON"] = fake_python           # an executable that never answers, or exits at once
+    if how == "interrupted":
+        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()     # Ctrl-C while it starts
+    try:
+        UnityEnvironment(file_name=executable, worker_id=worker, no_graphics=True)
+    except BaseException as error:
+        print("FAILED", type(error).__name__, error, flush=True)
+    _, children = psutil.wait_procs(psutil.Process().children(recursive=True), timeout=10)   # those still running
+    with socket.socket(socket.AF_INET6) as probe:        # the client's server listens on [::]:port
+        try:
+            probe.bind(("::", 5005 + worker))
+            print("PORT FREE", flush=True)
+        except OSError as error:
+            print("PORT HELD", error, flush=True)
+    print("CHILDREN", len(children), flush=True)
+    os.environ.pop("REACHER_PYTHON", None)
+    os.environ["REACHER_CLIENT_TIMEOUT"] = "120"
+    env = UnityEnvironment(file_name=executable, worker_id=worker, no_graphics=True)   # the retry, same process
+    name = env.brain_names[0]
+    env.reset(train_mode=True)
+    print("RETRIED", len(env.step(np.zeros((20, 4)))[name].rewards), flush=True)
+    env.close()
+""")
+
+
+FAILED_STARTS = {"bad timeout": "ValueError", "interrupted": "KeyboardInterrupt",
+                 "process exits": "UnityEnvironmentException"}
+
+
+@pytest.mark.parametrize("how", FAILED_STARTS)
+def test_a_failed_or_interrupted_start_leaves_the_port_free_for_a_retry(tmp_path, how):
+    fake = tmp_path / "python"
+    fake.write_text("#!/bin/sh\nexec sleep 60\n" if how == "interrupted" else "#!/bin/sh\nexit 1\n")
+    fake.chmod(0o755)
+    script = tmp_path / "retry.py"
+    script.write_text(RETRY)
+    worker = 50 + os.getpid() % 2000 + list(FAILED_STARTS).index(how)
+    env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "REACHER_CLIENT_TIMEOUT")}
+    done = subprocess.run([sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker), how, str(fake)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    failed = next((line for line in done.stdout.splitlines() if line.startswith("FAILED")), "")
+    assert failed.split()[1:2] == [FAILED_STARTS[how]], done.stdout + done.stderr[-3000:]
+    if how == "bad timeout":
+        assert "REACHER_CLIENT_TIMEOUT" in failed
+    assert "PORT FREE" in done.stdout and "CHILDREN 0" in done.stdout, done.stdout + done.stderr[-3000:]
+    assert "RETRIED 20" in done.stdout, done.stdout + done.stderr[-3000:]
+
+
+BY_HAND = textwrap.dedent("""
+    import sys, numpy as np
+    from unityagents import UnityEnvironment
+    env = UnityEnvironment(file_name=sys.argv[1], worker_id=int(sys.argv[2]), no_graphics=True)
+    name = env.brain_names[0]
+    env.reset(train_mode=True)
+    info = env.step(np.zeros((20, 4)))[name]
+    print("STEPPED", len(info.rewards), "PROJECT", sorted(m for m in sys.modules if m.split(".")[0] == "reacher"))
+    env.close()
+""")
+
+
+def test_the_by_hand_install_steps_give_the_course_a_working_client(tmp_path):
+    """README's "Without make" steps, offline, in a fresh environment and a copy of the project: the
+    packages of requirements.txt and unityagents (this environment's, as those pip commands leave them),
+    `pip install --no-deps -e .`, `python -m reacher.client_hook --install`; then the course's code."""
+    root, project = Path(__file__).resolve().parents[1], tmp_path / "project"
+    project.mkdir()
+    shutil.copy(root / "pyproject.toml", project)
+    shutil.copy(root / "README.md", project)
+    for package in ("reacher", "continuous_control", "experiments", "benchmarks", "tools"):
+        shutil.copytree(root / package, project / package,
+                        ignore=shutil.ignore_patterns("__pycache__", "python.path"))
+    venv = project / ".venv"
+    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+                   check=True, timeout=120)
+    python = str(venv / "bin" / "python")
+    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+                          capture_output=True, text=True, check=True).stdout.strip()
+    # A path line only: this environment's own .pth files (its hook, its editable project) stay out.
+    Path(site, "requirements.pth").write_text(sysconfig.get_path("purelib") + "\n")
+    env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "PYTHONPATH")}
+    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",   # as activated
+               PIP_NO_INDEX="1")                               # offline: everything needed is in place
+    for step in (["-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", "."],
+                 ["-m", "reacher.client_hook", "--install"]):
+        done = subprocess.run([python, *step], cwd=project, capture_output=True, text=True, timeout=300, env=env)
+        assert done.returncode == 0, (step, done.stderr[-3000:])
+    executable = project / "reacher" / "Reacher_Linux_NoVis" / "Reacher.x86_64"
+    done = subprocess.run([python, "-c", BY_HAND, str(executable), str(60 + os.getpid() % 2000)],
+                          capture_output=True, text=True, cwd=tmp_path, timeout=60, env=env)
+    assert done.returncode == 0, done.stderr[-3000:]
+    assert "STEPPED 20 PROJECT []" in done.stdout, done.stdout

@@ -1,13 +1,12 @@
 """experiments/weak_arm.py: its mirror (an involution that turns a goal orbiting backwards into one orbiting
 forwards), that the mirror is a symmetry of the Reacher's dynamics and rewards (so a mirrored policy
 plays a legitimate policy), that a mirrored policy sees one direction only, and its table."""
-import json
 
 import numpy as np
 import torch
 
 from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
-from experiments.weak_arm import CONDITIONS, DIRECTIONS, mirror_policy
+from experiments.weak_arm import mirror_policy
 from reacher import ReacherEnvironment
 
 

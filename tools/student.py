@@ -21,6 +21,7 @@ import copy
 import os
 import re
 import sys
+from pathlib import Path
 
 import nbformat
 
@@ -101,7 +102,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     wanted = nbformat.writes(edition(nbformat.read(LESSON, as_version=4))) + "\n"
     if args.check:
-        current = open(EDITION, encoding="utf-8").read() if os.path.exists(EDITION) else ""
+        current = Path(EDITION).read_text(encoding="utf-8") if os.path.exists(EDITION) else ""
         if current != wanted:
             print(f"{os.path.relpath(EDITION, ROOT)} is not the lesson's student edition: run `make student`")
             return 1

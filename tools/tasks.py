@@ -63,10 +63,8 @@ TASKS = {
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
         (["benchmarks.published_learner", "--report"], {})]),
     "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
-              "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); then doc/peers.png",
-              [(["benchmarks.peers"], {}), (["experiments.peers"], {})]),
-    "screenshot": ("doc/jupyterlab.png from the committed notebook (needs chromium, jupyterlab, playwright)",
-                   [(["experiments.screenshot"], {})]),
+              "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
+              [(["benchmarks.peers"], {})]),
     "demo": ("a random and a scripted agent on the built-in Reacher", [(["reacher.demo"], {})]),
 }
 

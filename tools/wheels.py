@@ -17,6 +17,7 @@ import re
 import sys
 import urllib.request
 from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
 
 from packaging import tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
@@ -41,7 +42,7 @@ KNOWN = {("numba", "macOS x86_64"): INTEL_MAC, ("llvmlite", "macOS x86_64"): INT
 def pins(path: str = os.path.join(ROOT, "requirements.txt")) -> list[tuple[str, str]]:
     """(name, version) of each `name==version` line of a requirements file, comments dropped."""
     found = []
-    for line in open(path):
+    for line in Path(path).read_text().splitlines():
         line = line.split("#", 1)[0].strip()
         if line:
             match = re.fullmatch(r"([A-Za-z0-9_.\-]+)==([A-Za-z0-9_.+\-]+)", line)

@@ -88,26 +88,20 @@ from continuous_control import Networks, TrainingRun, check_config, code_fingerp
 
 # %%
 import os
-import tempfile
 
 import matplotlib.pyplot as plt
 from IPython.display import Markdown
 
 import reacher
-from continuous_control.figures import plot_diagnostics, plot_scores
+from continuous_control.config import run_setup
+from continuous_control.figures import plot_diagnostics, q_reference
 from continuous_control.playback import replay_panel
-from continuous_control.results import load_run
-from experiments import runs, stats                  # the report's runs (results/) and their comparisons
-from continuous_control.config import env_flag       # 1/true/yes or 0/false/no (or unset); anything else is refused
-from continuous_control.figures import q_reference    # the Q panel's ceiling and earned return (section 8)
-from continuous_control.results import EVAL_SEED      # evaluation goals: environment seed EVAL_SEED + the run's seed
+from continuous_control.results import EVAL_SEED, load_run
+from experiments import runs, stats
 
-SMOKE = env_flag("SMOKE")
-RESUME = env_flag("RESUME")        # continue an interrupted run instead of starting afresh
+# SMOKE=1: a short run into a temporary folder; RESUME=1: continue an interrupted run.
+SMOKE, RESUME, RUN_DIR = run_setup()
 UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")   # None: the built-in replica
-# The full run writes the solving run to checkpoints/; the smoke run never touches it.
-RUN_DIR = tempfile.mkdtemp(prefix="reacher-smoke-") if SMOKE else "checkpoints"
-print(f"SMOKE = {SMOKE}; results go to {'a temporary folder' if SMOKE else RUN_DIR}")
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
 torch.set_num_threads(1)      # small networks: one thread is as fast, and leaves a core to the environment
 
@@ -1546,8 +1540,7 @@ plt.show()
 # **Starting and resuming.** Each run starts afresh; a checkpoint left by an earlier run is set
 # aside, not deleted. With `RESUME=1` in the environment (`make run RESUME=1`) it continues an
 # interrupted run from its last checkpoint instead, if that checkpoint was made by the same
-# configuration and the same code: its fingerprint covers the compiled code of `train` and of
-# every class it uses (comments and blank lines do not count).
+# configuration and the same code.
 
 # %% tags=["export"]
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
@@ -1560,7 +1553,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes, stop_when_solved, live, **bookkeeping)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
         agent.begin_episode(episode)                             # n, and how often to learn, this episode

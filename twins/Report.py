@@ -65,7 +65,7 @@ primary = report.verdicts(table, ablations)
 # %%
 def says(variant):
     r = primary.loc[LABELS[variant]]
-    return f"{r['mean']:+.2f} (corrected 95% interval {r.low:+.2f} to {r.high:+.2f}, {r.seeds} seeds, Holm's p {r.p_holm:.3f})"
+    return f"{r['mean']:+.2f} (95% interval {r.low:+.2f} to {r.high:+.2f}, {r.seeds} seeds, Holm's p {r.p_holm:.3f})"
 
 
 Markdown(f"""* **$n$-step targets help.** 1-step targets: {says("one_step")}; 5-step targets without the ramp of
@@ -184,13 +184,12 @@ pd.DataFrame({"change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{
 # %% [markdown]
 # **The rule.** A variant and the full agent are paired seed by seed: seed $k$ fixes each episode's
 # goals and the initial weights. On the differences $d_k$ (variant minus full agent) we give the
-# mean; its BCa bootstrap interval at the level $1 - 0.05/m$ for the $m$ variants compared on that
-# measure (Bonferroni: the $m$ intervals hold together with 95%; none for fewer than 5 seeds); the
-# p-value of an exact sign-flip permutation test (it assumes only that the $d_k$ are symmetric about
-# zero when nothing differs, so one large difference cannot hide ten of the same sign); and that
-# p corrected by Holm's step-down method over the family. A variant is **better** or **worse** where
-# Holm's p is below 0.05; anything else is **no clear difference**, which is not "no effect". With
-# $K$ seeds the smallest possible p is $2/2^K$: three seeds (0.25) can never give a verdict. The primary
+# mean, its 95% BCa bootstrap interval, the p-value of an exact sign-flip permutation test (it
+# assumes only that the $d_k$ are symmetric about zero when nothing differs, so one large
+# difference cannot hide ten of the same sign), and Holm's step-down correction over the family of
+# variants compared on that measure. A variant is **better** or **worse** where Holm's p is below
+# 0.05; anything else is **no clear difference**, which is not "no effect". With $K$ seeds the
+# smallest possible p is $2/2^K$: three seeds (0.25) can never give a verdict. The primary
 # measure, named before the ten-seed runs, is the mean of episodes 1-100; each other measure is
 # a family of its own.
 
@@ -227,7 +226,7 @@ plt.show()
 # %%
 check = {runs.MEASURES[m][0]: stats.compare(table, ["full"], measure=m, group="processor_check").iloc[0]
          for m in runs.MEASURES}
-pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]].infer_objects().round(3)
+pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]]
 
 # %%
 made = table[table.variant.eq("full") & table.group.isin(["agent", "processor_check"])]
