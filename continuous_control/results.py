@@ -2,8 +2,6 @@
 
     save_results(run_dir, agent, history, env)   # at the end of training (TrainingRun.finish)
     run = load_run("checkpoints")                # config, summary, per-episode scores, per-arm scores
-    results = load_results()                     # {variant: [runs]} from results/<variant>/seed<k>/
-    first_episode_at(run["scores"]["mean"])      # the first episode whose 20-arm mean reached 30
 
 A run folder holds `config.json`, `scores.csv` (per episode: the 20-arm mean, worst and best arm,
 the average of the last 100 episodes, wall seconds), `arm_scores.csv` (every arm's score),
@@ -24,8 +22,6 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-from .variants import VARIANTS
-
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 TARGET_SCORE = 30.0       # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
 WINDOW = 100
@@ -39,10 +35,8 @@ def first_episode_at(means, level: float = TARGET_SCORE):
 
 
 def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
-    """The processor's model name (Linux's /proc/cpuinfo, else `platform.processor()`), or "" if unknown.
-    Runs record it because the same code and seed repeat a run episode for episode on the same kind of
-    processor, not always on another: numba and torch compile for the processor at hand, so the rounding
-    may differ, and training amplifies any difference."""
+    """The processor's model name, or "" if unknown: the same code and seed repeat a run episode for
+    episode on the same kind of processor, not always on another (the rounding may differ)."""
     try:
         with open(cpuinfo) as f:
             names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
@@ -83,14 +77,12 @@ def atomic_file(path: str, mode: str = "w"):
 # What can change a result: the code and the pins (the notebook's code is its text twin's; the
 # .ipynb also changes when it only runs). Results, checkpoints, figures and logs cannot.
 CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
-              "scripts/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
+              "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
 
 
 def code_version(root: str = ROOT) -> str:
-    """The last commit that changed the code (CODE_PATHS), e.g. "ee0009b", so that committing results
-    does not change it; with "+changes" when tracked code differs from it, " (shallow clone)" when
-    the history is cut (the commit may then be a later one); "unknown" outside this project's own
-    git checkout (a downloaded copy, or no git installed)."""
+    """The last commit that changed the code (CODE_PATHS), "+changes" if tracked code differs from it,
+    " (shallow clone)" if the history is cut; "unknown" outside this project's own git checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
     env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
 
@@ -108,15 +100,6 @@ def code_version(root: str = ROOT) -> str:
     if not commit:
         return "unknown"
     return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
-
-
-def paired_seeds(results: dict, variant: str, baseline: str = "full") -> list:
-    """The seeds on which both have a run, whatever processor made each (their summaries' `processor`). A
-    seed fixes what the two runs draw: each episode's goals (start angle and orbit speed), the initial
-    weights up to the last bit, the evaluation's goals. Another kind of processor rounds later arithmetic
-    differently, and training amplifies that as it amplifies any change of the agent: the report takes
-    this to add noise and no systematic effect, and checks it (`experiments.report.processor_check`)."""
-    return sorted({r["summary"]["seed"] for r in results[variant]} & {r["summary"]["seed"] for r in results[baseline]})
 
 
 class Float32Input(nn.Module):
@@ -220,18 +203,6 @@ def read_json(path: str):
         return json.load(f)
 
 
-def save_evaluation(run_dir: str) -> dict:
-    """`evaluate` a finished run once and keep the result in its summary.json (eval_noise_free_5,
-    eval_arm_means), so that tables read it from the file on any machine; the summary."""
-    path = os.path.join(ROOT, run_dir, "summary.json")
-    summary = read_json(path)
-    if "eval_noise_free_5" not in summary:
-        evaluation = evaluate(os.path.join(ROOT, run_dir), summary["seed"])
-        summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"])
-        write_json(path, summary)
-    return summary
-
-
 def load_run(path: str) -> dict:
     """A run folder (relative to the project root, or absolute): its configuration, summary, the
     per-episode scores as numpy columns and the per-arm scores (episodes x arms)."""
@@ -251,15 +222,3 @@ def load_variant(variant: str, root: str = "results") -> list:
     """Every seed's finished run in <root>/<variant>/, by seed."""
     folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")), key=lambda p: int(p.rsplit("seed", 1)[1]))
     return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]
-
-
-def load_results(root: str = "results", need: tuple = ()) -> dict:
-    """{variant: [runs]} for the variants that have results in <root>, in the order of VARIANTS;
-    FileNotFoundError naming any variant of `need` with no finished run."""
-    found = {v: load_variant(v, root) for v in VARIANTS}
-    results = {v: runs for v, runs in found.items() if runs}
-    missing = [v for v in need if v not in results]
-    if missing:
-        raise FileNotFoundError(f"no finished run of {', '.join(missing)} in {os.path.join(ROOT, root)} "
-                                f"(a folder seed<k>/ with summary.json): `make experiments` makes them")
-    return results

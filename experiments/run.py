@@ -69,7 +69,8 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int 
         train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=True, live=False,
               log_every=10)
     except CheckpointError as error:           # made by other code, or damaged: this run starts afresh
-        print(f"{error}\nStarting {variant} seed {seed} afresh.", flush=True)
+        shutil.rmtree(os.path.join(run_dir, "resume"))      # runs/ is scratch space: no copy is kept
+        print(f"{error}\nDeleted it; starting {variant} seed {seed} afresh.", flush=True)
         train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=False, live=False,
               log_every=10)
     summary = record(run_dir, os.path.join(results, variant, f"seed{seed}"), variant, seed,

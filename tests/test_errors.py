@@ -84,14 +84,6 @@ def test_non_executable_unity_build(tmp_path):
     assert find_unity_build(str(tmp_path / "Reacher")) == str(build)
 
 
-def test_results_without_a_needed_variant_name_it(tmp_path):
-    from continuous_control.results import load_results
-    (tmp_path / "full" / "seed0").mkdir(parents=True)        # a run that never finished: no summary.json
-    assert load_results(str(tmp_path)) == {}
-    with pytest.raises(FileNotFoundError, match=r"no finished run of full in .*make experiments"):
-        load_results(str(tmp_path), need=("full",))
-
-
 @pytest.mark.parametrize("n", [2.7, "3", True, 0, -1])
 def test_a_number_of_arms_that_is_not_a_whole_positive_number_is_refused(n):
     with pytest.raises(ValueError, match="num_agents must be a whole number of arms, at least 1"):

@@ -3,6 +3,9 @@
 The prose is written by hand; where it says "clearly worse" or "no measurable gain", the verdict
 behind it is checked here, so a new run that changes a finding fails this test until the words change.
 """
+import glob
+import os
+
 import numpy as np
 import pytest
 
@@ -65,3 +68,10 @@ def test_the_weaker_orbit_direction_differs_between_seeds():
 def test_every_seed_of_the_full_agent_solves_by_episode_100(table):
     full = table[(table.group == "agent") & (table.variant == "full")]
     assert len(full) == 10 and (full.solved_at <= 100).all() and np.isfinite(full.eval_worst_arm).all()
+
+
+def test_no_seed_of_the_published_learner_learned_as_fast_on_the_replica_as_on_unity():
+    from benchmarks.published_learner import UNITY_LOG
+    for path in sorted(glob.glob(os.path.join(os.path.dirname(runs.RESULTS), "results", "published_learner", "*.json"))):
+        scores = runs.read_json(path)["scores"]
+        assert np.mean(scores) < np.mean(UNITY_LOG[:len(scores)]), path

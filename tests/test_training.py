@@ -171,7 +171,7 @@ def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_i
         run(tmp_path, 1, resume=True, n_step=3, tau=0.01)
     assert "n_step" in str(refused.value) and "tau" in str(refused.value) and "gamma" not in str(refused.value)
     from continuous_control import agent
-    monkeypatch.setattr(agent, "code_fingerprint", lambda train: "other code")   # the code train fingerprints
+    monkeypatch.setattr(agent, "code_fingerprint", lambda *train: "other code")   # the code train fingerprints
     with pytest.raises(checkpoints.CheckpointError, match="reacher/physics.py"):
         run(tmp_path, 1, resume=True)
     assert (tmp_path / "resume" / checkpoints.FILE).read_bytes() == before       # nothing set aside or deleted

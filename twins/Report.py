@@ -330,6 +330,11 @@ Markdown(f"On the Unity build (the specification): random play scores {unity['ra
          f"the replica, random play scores {calibration.loc['random_normal', 'mean']:.2f}.")
 
 # %% [markdown]
+# Trained actors probe the dynamics, not learning. A published course learner, re-expressed and
+# trained on the replica next to its own Unity log (`make learner`,
+# [`doc/published_learner.md`](doc/published_learner.md)), probes learning: three seeds, far fewer
+# than a verdict needs, and none of them learned as fast as its Unity run did.
+#
 # ## 8. Published course results and Stable-Baselines3
 #
 # **Unity builds**, as printed in students' repositories (`doc/published.json`). "Solved at episode
