@@ -35,7 +35,8 @@ def main() -> None:
     peers = table[table.group == "peers"]
     seeds = sorted(set(peers.seed) & set(table[(table.group == "agent") & (table.variant == "full")].seed))
     members = {"full": seeds, **{p: sorted(set(peers[peers.variant == p].seed)) for p in PEER_LABELS}}
-    report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms").savefig(
+    report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
+                         labels={**report.LABELS, **PEER_LABELS}).savefig(
         os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
           "doc/peers.png")

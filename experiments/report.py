@@ -42,7 +42,7 @@ def layers(net) -> pd.DataFrame:
             rows[name] = {"type": type(module).__name__, "inputs": w.shape[1], "outputs": w.shape[0],
                           "parameters": sum(p.numel() for p in params.values()),
                           "mean sigma": np.nan if sigma is None else sigma.abs().mean().item()}
-    return pd.DataFrame.from_dict(rows, orient="index")
+    return pd.DataFrame.from_dict(rows, orient="index").dropna(axis=1, how="all")
 
 
 def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -> pd.DataFrame:
@@ -85,7 +85,7 @@ def q_at_100(gamma: float = 0.99) -> pd.DataFrame:
     out = both.groupby("variant").agg(q_min=("q", "min"), q_max=("q", "max"), earned_min=("earned", "min"),
                                       earned_max=("earned", "max"), seeds=("q", "size"))
     out["seeds above the ceiling"] = (both.q > ceiling).groupby("variant").sum()
-    return out.rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
+    return out.loc[[v for v in LABELS if v in out.index]].rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
 
 
 def overestimation() -> pd.DataFrame:
@@ -102,7 +102,7 @@ def weak_arm() -> tuple:
                                                                                       "mean_fast", "worst"]]
     seeds = read_json("results/weak_arm_seeds.json")["seeds"]
     per_seed = pd.DataFrame({(k, c): r[c] for k, r in seeds.items() for c in r if c != "run"}).T
-    return by_direction.round(2), per_seed.round(2).unstack()
+    return by_direction.astype({"count": int}).round(2), per_seed.round(2).unstack()
 
 
 def calibration() -> pd.DataFrame:
@@ -115,7 +115,7 @@ def calibration() -> pd.DataFrame:
 
 
 def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
-    """Each variant's mean paired difference with its 95% bootstrap interval, coloured by verdict."""
+    """Each variant's mean paired difference with its corrected bootstrap interval, coloured by verdict."""
     import matplotlib.pyplot as plt
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
     colors = {"better": "C2", "worse": "C3", "no clear difference": "0.5"}
@@ -126,14 +126,15 @@ def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
     ax.invert_yaxis()
     ax.set_yticks(range(len(family)), [f"{n} ({r.seeds} seeds)" for n, r in family.iterrows()], fontsize=8)
     ax.set_xlabel(f"{runs.MEASURES[measure][0]}: variant minus full agent, paired by seed")
-    ax.set_title("Mean paired difference and 95% bootstrap interval; green better, red worse (Holm's p < 0.05)",
+    ax.set_title("Mean paired difference, 95% bootstrap interval corrected for the family; green better, red worse",
                  fontsize=9)
     return fig
 
 
-def curves_figure(groups: dict, title: str, episodes: int = WINDOW):
+def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict = LABELS):
     """One panel per entry {title: {variant: seeds}}: each variant's mean over its seeds of the 20-arm
-    score per episode, with a band from the worst to the best seed."""
+    score per episode, with a band from the worst to the best seed. A variant without a color of its
+    own (a peer) takes the next one after the variants'."""
     import matplotlib.pyplot as plt
     scores = pd.concat([runs.episodes("scores.csv", group=g) for g in ("agent", "peers")]).query(
         "episode <= @episodes").pivot_table(index="episode", columns=["variant", "seed"], values="mean")
@@ -141,10 +142,10 @@ def curves_figure(groups: dict, title: str, episodes: int = WINDOW):
     fig, axes = plt.subplots(rows, 2 if len(groups) > 1 else 1, figsize=(11, 3.2 * rows + 0.6), sharey=True,
                              squeeze=False)
     for ax, (name, members) in zip(axes.flat, groups.items()):
-        for variant, seeds in members.items():
+        for k, (variant, seeds) in enumerate(members.items()):
             c = scores[variant][list(seeds)]
-            line, = ax.plot(c.index, c.mean(1), color=COLORS.get(variant), lw=2,
-                            label=f"{LABELS.get(variant, variant)} ({len(seeds)} seeds)")
+            line, = ax.plot(c.index, c.mean(1), color=COLORS.get(variant, f"C{k}"), lw=2,
+                            label=f"{labels.get(variant, variant)} ({len(seeds)} seeds)")
             ax.fill_between(c.index, c.min(1), c.max(1), color=line.get_color(), alpha=.15, lw=0)
         ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
         ax.set(title=name, xlabel="episode", ylim=(0, 41))

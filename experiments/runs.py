@@ -100,7 +100,7 @@ def load(root: str = RESULTS) -> pd.DataFrame:
             raise RunError(f"{folder}: its summary.json names {row['variant']} seed {row['seed']}")
         rows.append({**row, "group": group, "variant": variant})
     columns = ["group", "variant", "seed", "commit", "processor", "runs_at_once"]
-    table = pd.DataFrame(rows)
+    table = pd.DataFrame(rows).astype({"solved_at": "Int64"})       # None: not solved
     return table[columns + [c for c in table if c not in columns]].sort_values(columns[:3], ignore_index=True)
 
 

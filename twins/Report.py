@@ -65,7 +65,7 @@ primary = report.verdicts(table, ablations)
 # %%
 def says(variant):
     r = primary.loc[LABELS[variant]]
-    return f"{r['mean']:+.2f} (95% interval {r.low:+.2f} to {r.high:+.2f}, {r.seeds} seeds, Holm's p {r.p_holm:.3f})"
+    return f"{r['mean']:+.2f} (corrected 95% interval {r.low:+.2f} to {r.high:+.2f}, {r.seeds} seeds, Holm's p {r.p_holm:.3f})"
 
 
 Markdown(f"""* **$n$-step targets help.** 1-step targets: {says("one_step")}; 5-step targets without the ramp of
@@ -157,8 +157,9 @@ plt.show()
 # saw (5 episodes).
 
 # %%
-full[["processor", "solved_at", "first_30", "mean_1_100", "worst_arm_1_100", "best_arm_1_100", "mean_91_100",
-      "eval", "eval_worst_arm", "minutes", "runs_at_once"]].round(2)
+display(Markdown(f"Made on {', '.join(full.processor.unique())}, {full.runs_at_once.max()} runs at a time at most."))
+full[["solved_at", "first_30", "mean_1_100", "worst_arm_1_100", "best_arm_1_100", "mean_91_100", "eval",
+      "eval_worst_arm", "minutes"]].round(2)
 
 # %%
 Markdown(f"All {len(full)} seeds solved at episode {full.solved_at.max():.0f} or earlier. Median first episode at "
@@ -179,17 +180,18 @@ plt.show()
 
 # %%
 pd.DataFrame({"change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{k}={v!r}" for k, v in c.items())),
-              "seeds": agent.groupby("variant").seed.size()}).rename(index=LABELS)
+              "seeds": agent.groupby("variant").seed.size()}).loc[list(CHANGES)].rename(index=LABELS)
 
 # %% [markdown]
 # **The rule.** A variant and the full agent are paired seed by seed: seed $k$ fixes each episode's
 # goals and the initial weights. On the differences $d_k$ (variant minus full agent) we give the
-# mean, its 95% BCa bootstrap interval, the p-value of an exact sign-flip permutation test (it
-# assumes only that the $d_k$ are symmetric about zero when nothing differs, so one large
-# difference cannot hide ten of the same sign), and Holm's step-down correction over the family of
-# variants compared on that measure. A variant is **better** or **worse** where Holm's p is below
-# 0.05; anything else is **no clear difference**, which is not "no effect". With $K$ seeds the
-# smallest possible p is $2/2^K$: three seeds (0.25) can never give a verdict. The primary
+# mean; its BCa bootstrap interval at the level $1 - 0.05/m$ for the $m$ variants compared on that
+# measure (Bonferroni: the $m$ intervals hold together with 95%; none for fewer than 5 seeds); the
+# p-value of an exact sign-flip permutation test (it assumes only that the $d_k$ are symmetric about
+# zero when nothing differs, so one large difference cannot hide ten of the same sign); and that
+# p corrected by Holm's step-down method over the family. A variant is **better** or **worse** where
+# Holm's p is below 0.05; anything else is **no clear difference**, which is not "no effect". With
+# $K$ seeds the smallest possible p is $2/2^K$: three seeds (0.25) can never give a verdict. The primary
 # measure, named before the ten-seed runs, is the mean of episodes 1-100; each other measure is
 # a family of its own.
 
@@ -226,7 +228,7 @@ plt.show()
 # %%
 check = {runs.MEASURES[m][0]: stats.compare(table, ["full"], measure=m, group="processor_check").iloc[0]
          for m in runs.MEASURES}
-pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]]
+pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]].infer_objects().round(3)
 
 # %%
 made = table[table.variant.eq("full") & table.group.isin(["agent", "processor_check"])]
@@ -348,7 +350,9 @@ report.published()[["build", "printed", "convention", "window_end", "wall_time",
 # **Stable-Baselines3 on the same 20 arms** (`make peers`, `benchmarks/peers.py`): TD3 and SAC with
 # RL-Zoo's MuJoCo hyperparameters on the agent's update schedule, on RL-Zoo's own schedule, and
 # configured like the agent. A peer's seed $k$ meets the agent's evaluation goals, not its training
-# goals or weights, so these pairs are looser than the ablations'.
+# goals or weights, so these pairs are looser than the ablations'. With five seeds the smallest
+# p-value a sign-flip test can give is $2/2^5 = 0.0625$, so no peer can get a verdict, however
+# far apart the curves below are: more seeds would be needed.
 
 # %%
 peers = [v for v in PEER_LABELS if v in set(table[table.group == "peers"].variant)]
@@ -357,7 +361,8 @@ report.verdicts(table, peers, group="peers").rename(index=PEER_LABELS)
 # %%
 members = {"full": list(full.index[:5]), **{p: list(table[(table.group == "peers") & (table.variant == p)].seed)
                                            for p in peers}}
-report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms")
+report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
+                     labels={**LABELS, **PEER_LABELS})
 plt.show()
 
 # %% [markdown]
