@@ -4,14 +4,9 @@
     python -m benchmarks.calibration --report            # doc/calibration.md and doc/calibration.png
     python -m benchmarks.calibration --joint-models none --label "replica v1"   # an older replica's API
 
-For each joint model of the replica (reacher/physx.py):
-- random play, actions clipped-normal (the course notebook's) and uniform: the 20-arm mean per
-  episode and the share of arms that never score. Unity: 0.10 to 0.15, about half the arms at 0.
-- the scripted controller (reacher/controller.py). Unity-trained agents reach 37 to 39.5.
-- zero-shot transfer of actors that course students trained on the Unity build (read from
-  CALIBRATION_DIR, default ../shared/calibration; its README gives format and sources), run
-  noise-free: each actor's mean and worst arm. On Unity they score 35 to 39.
-Numbers come from the environment seed 777, as the calibration data's README measured them.
+For each joint model of the replica (reacher/physx.py), environment seed 777: random play (Unity: 0.10
+to 0.15), the scripted controller and, noise-free, actors that students trained on the Unity build
+(Unity: 35 to 39; read from CALIBRATION_DIR, default ../shared/calibration, whose README gives sources).
 """
 import argparse
 import glob
@@ -23,15 +18,12 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.results import host
+from continuous_control.results import ROOT, host
 from reacher import ReacherEnvironment, play, scripted_actions
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 CALIBRATION_DIR = os.environ.get("CALIBRATION_DIR", os.path.join(ROOT, "..", "shared", "calibration"))
 RESULTS = os.path.join(ROOT, "results", "calibration")
-# The published actors (calibration data README): repository, commit, file. Weights stay outside
-# the project: only one of the four repositories carries a licence.
+# The published actors: repository, commit, file. Their weights stay outside: only one repository has a licence.
 ACTORS = {
     "1jsingh": ("1jsingh/rl_reacher", "85bc46fc", "trained_models/ddpg/ddpg_actor.pth"),
     "AnKra": ("AnKra/udacity-deep-reinforcement-learning-continuous-control-project", "646f4218", "checkpoint_actor.pth"),
@@ -59,34 +51,25 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
             elif kind == "batchnorm":       # inference mode, PyTorch's eps
                 x = ((x - weights[f"{key}.running_mean"]) / np.sqrt(weights[f"{key}.running_var"] + 1e-5)
                      * weights[f"{key}.weight"] + weights[f"{key}.bias"])
-            elif kind == "relu":
-                x = np.maximum(x, 0)
-            elif kind == "tanh":
-                x = np.tanh(x)
+            elif kind in ("relu", "tanh"):
+                x = np.maximum(x, 0) if kind == "relu" else np.tanh(x)
             else:
                 raise ValueError(f"{path}: unknown layer {layer!r}")
         return x
     return act
 
 
-def make_env(seed: int, joint_model):
-    kwargs = {} if joint_model is None else {"joint_model": joint_model}
-    return ReacherEnvironment(seed=seed, verbose=False, **kwargs)
-
-
-def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS), folder=CALIBRATION_DIR) -> dict:
+def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS)) -> dict:
     rng = np.random.default_rng(seed)
-    policies = {
-        "random_normal": lambda info, env: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
-        "random_uniform": lambda info, env: rng.uniform(-1, 1, (len(info.agents), 4)),
-        "scripted": lambda info, env: scripted_actions(env.physics),
-    }
+    policies = {"random_normal": lambda info, env: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
+                "random_uniform": lambda info, env: rng.uniform(-1, 1, (len(info.agents), 4)),
+                "scripted": lambda info, env: scripted_actions(env.physics)}
     for name in actors:
-        actor = load_actor(name, folder)
+        actor = load_actor(name)
         policies[name] = lambda info, env, actor=actor: actor(info.vector_observations)
-    result = {}
+    result, kwargs = {}, {} if joint_model is None else {"joint_model": joint_model}
     for name, policy in policies.items():
-        env = make_env(seed, joint_model)
+        env = ReacherEnvironment(seed=seed, verbose=False, **kwargs)
         s = play(env, lambda info, policy=policy, env=env: policy(info, env), episodes)
         per_arm = s.mean(0)
         result[name] = {"episode_means": s.mean(1).round(4).tolist(), "mean": round(float(s.mean()), 4),
@@ -95,9 +78,7 @@ def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS), f
     return result
 
 
-# --- the report ------------------------------------------------------------------------------------
-def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.md"),
-                 out_png=os.path.join(ROOT, "doc", "calibration.png")):
+def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.md"), out_png=os.path.join(ROOT, "doc", "calibration.png")):
     runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
@@ -177,8 +158,7 @@ def main(argv=None):
         label = args.label or f"{model}" + (" (chosen)" if model == DEFAULT_JOINT_MODEL else "")
         record = {"label": label, "joint_model": model, "default": DEFAULT_JOINT_MODEL if joint_model else None,
                   "episodes": args.episodes, "seconds": round(time.perf_counter() - start, 1),
-                  "machine": f"{host()}, Python {platform.python_version()}",
-                  "results": result}
+                  "machine": f"{host()}, Python {platform.python_version()}", "results": result}
         name = label.split(" (")[0].replace(" ", "_")
         Path(os.path.join(RESULTS, f"{name}.json")).write_text(json.dumps(record, indent=1))
         print(label, {k: (v["mean"], v["worst_arm"]) for k, v in result.items()}, f"{record['seconds']} s", flush=True)

@@ -2,13 +2,10 @@
 
     python -m benchmarks.cost --set clipped_double_q=True [--pairs 5]
 
-Each pair runs `benchmarks.short_run` once with the change (A) and once without (B), in turn, as
-whole processes (start-up included), and takes the ratio A/B pair by pair, so that a drift in the
-machine's speed during the call moves both sides of a ratio alike. The short run mixes the two
-phases of training in about a whole run's proportion: with `learn_every_until=1`, 4 episodes make
-about 1,100 updates for 4,000 environment steps (0.28 per step), as a 100-episode run makes about
-30,000 for 100,000 (0.30). Results: results/benchmarks/cost_<label>.json, the wall and CPU seconds
-of every run and the ratios' median and range.
+Each pair runs `benchmarks.short_run` as whole processes with the change (A) and without (B), in
+turn, and takes A/B pair by pair, so that the machine's drift moves both sides alike. The short run
+(4 episodes, `learn_every_until=1`) makes 0.28 updates per step, as a 100-episode run makes 0.30.
+Results: results/benchmarks/cost_<label>.json.
 """
 import argparse
 import os
@@ -30,8 +27,7 @@ def timed(changes: list) -> tuple:
     """(wall seconds, CPU seconds) of one short run with `changes`, as a whole process."""
     before = resource.getrusage(resource.RUSAGE_CHILDREN)
     start = time.monotonic()
-    subprocess.run([sys.executable] + SHORT_RUN + changes, cwd=ROOT, check=True, timeout=TIMEOUT,
-                   stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable] + SHORT_RUN + changes, cwd=ROOT, check=True, timeout=TIMEOUT, stdout=subprocess.DEVNULL)
     wall = time.monotonic() - start
     after = resource.getrusage(resource.RUSAGE_CHILDREN)
     return wall, (after.ru_utime - before.ru_utime) + (after.ru_stime - before.ru_stime)

@@ -2,9 +2,8 @@
 
     python -m benchmarks.env_speed [--steps 5005] [--client-steps 300]
 
-In-process: `ReacherEnvironment` (what the notebooks train on). Through the client: the real
-unityagents 0.4.0 client launching `reacher/Reacher_Linux_NoVis/Reacher.x86_64`, in a child
-process (unityagents allows one environment per process). The physics is single-threaded.
+In-process (`ReacherEnvironment`), and through the real unityagents 0.4.0 client launching
+`reacher/Reacher_Linux_NoVis/Reacher.x86_64` in a child process (one environment per process).
 """
 import argparse
 import json
@@ -25,10 +24,8 @@ import sys, time, numpy as np
 import reacher  # first: on numpy 2 it gives the client the np.float_ it uses
 from unityagents import UnityEnvironment
 env = UnityEnvironment(file_name=sys.argv[1], worker_id=int(sys.argv[3]), no_graphics=True)
-name = env.brain_names[0]
 env.reset(train_mode=True)
-rng = np.random.default_rng(0)
-steps = int(sys.argv[2])
+rng, steps = np.random.default_rng(0), int(sys.argv[2])
 start = time.perf_counter()
 for _ in range(steps):
     env.step(np.clip(rng.standard_normal((20, 4)), -1, 1))
@@ -40,8 +37,7 @@ env.close()
 def in_process(steps: int) -> float:
     env = ReacherEnvironment(seed=0, verbose=False)
     env.reset()
-    rng = np.random.default_rng(0)
-    actions = np.clip(rng.standard_normal((steps, 20, 4)), -1, 1)
+    actions = np.clip(np.random.default_rng(0).standard_normal((steps, 20, 4)), -1, 1)
     start = time.perf_counter()
     for a in actions:
         env.step(a)[BRAIN_NAME]
@@ -65,9 +61,8 @@ def main():
     rates = [in_process(args.steps) for _ in range(3)]
     print(f"in-process, 20 agents: {np.median(rates):,.0f} steps/s (median of 3 runs of {args.steps}; "
           f"{np.median(rates) * 20:,.0f} agent-steps/s; one 1001-step episode in {1001 / np.median(rates):.2f} s)")
-    rate = None
-    if args.client_steps:
-        rate = through_client(args.client_steps)
+    rate = through_client(args.client_steps) if args.client_steps else None
+    if rate is not None:
         print(f"through the unityagents client, 20 agents: {rate:,.0f} steps/s ({1000 / rate:.1f} ms per step)")
     out = os.path.join(os.path.dirname(__file__), "..", "results", "benchmarks")
     os.makedirs(out, exist_ok=True)

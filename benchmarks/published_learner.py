@@ -3,25 +3,10 @@
     python -m benchmarks.published_learner --seeds 0 1 2 --episodes 80     # results/published_learner/
     python -m benchmarks.published_learner --report                        # doc/published_learner.png
 
-Is the replica about as hard to learn as the Unity build? A learner that someone trained on the
-Unity build, with its per-episode log public, answers that better than any number of ours.
-Source: github.com/erichans/udacity-deeprl-continuous-control, commit ce6b590a (`result.txt`,
-the per-episode log of its run on the 20-arm Unity build; `agent.py`, `model.py`, `noise.py`,
-`buffer.py`, `train.py` for the learner). Its code carries no licence, so this is our own
-re-expression of what it does, not a copy:
-
-- DDPG, actor 33-400-300-4 (ReLU, ReLU, tanh); critic: state -> 400 (ReLU), the action joined
-  there, -> 300 -> 50 (ReLU) -> 1. Weights uniform in +-1/sqrt(out_features) (the course template's
-  `hidden_init` reads `weight.size()[0]`), the last layers +-3e-3; biases as PyTorch sets them.
-  Local and target networks start equal (the same torch seed before each).
-- Adam: actor 1e-4, critic 1e-3, no weight decay; the critic's gradient norm clipped at 1.
-- gamma 0.99, tau 1e-3; replay 1e6 transitions; after every environment step (its 20 transitions
-  stored, the done step included, with done = 1) ONE update on a batch of 64 x 20 = 1280, or the
-  whole buffer while it holds fewer.
-- Exploration: an Ornstein-Uhlenbeck process per arm and action, theta 0.15, dt 0.01, std 0.2
-  (x += theta (0 - x) dt + std sqrt(dt) N(0, 1)), reset each episode; actions clipped to [-1, 1].
-One difference, named: the batch is drawn with replacement from numpy arrays (the original draws
-without replacement from a deque); with 20,000 or more transitions stored, repeats are rare.
+Is the replica about as hard to learn as the Unity build? A learner trained there, its per-episode
+log public, answers that: github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a. Its code
+carries no licence, so this is our own re-expression of it (DDPG, OU noise, one update per step on
+64 x 20 transitions), with one difference: the batch is drawn with replacement, not without.
 """
 import argparse
 import glob
@@ -34,24 +19,21 @@ import numpy as np
 import torch
 from torch import nn
 
-from continuous_control.results import first_episode_at
+from continuous_control.results import ROOT, first_episode_at
 from reacher import BRAIN_NAME, ReacherEnvironment
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
 SOURCE = "github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a, result.txt"
 # Its Unity log: "Avg Ep. Score" (the 20-arm mean) of episodes 1-80; it solved at episode 100
 # (the window's last episode), 30.94 over episodes 1-100.
-UNITY_LOG = [0.52, 0.29, 0.76, 1.06, 1.29, 1.50, 2.11, 3.04, 3.51, 3.94, 4.27, 5.54, 7.14, 8.54, 11.85,
-             14.60, 17.03, 21.48, 24.26, 27.14, 27.14, 31.37, 33.35, 34.75, 34.96, 35.69, 35.77, 36.94,
-             37.21, 36.28, 35.98, 37.69, 37.83, 37.81, 37.04, 37.79, 36.53, 37.59, 36.93, 36.39, 37.06,
-             37.59, 37.12, 37.43, 36.58, 37.06, 37.15, 36.30, 36.87, 38.33, 37.56, 36.96, 37.33, 36.15,
-             36.14, 38.32, 36.88, 36.42, 37.58, 37.17, 36.97, 36.98, 37.11, 36.38, 36.54, 37.58, 36.03,
-             36.97, 36.30, 36.94, 36.09, 36.72, 37.03, 36.76, 36.83, 36.15, 36.80, 36.80, 37.16, 36.26]
+UNITY_LOG = [0.52, 0.29, 0.76, 1.06, 1.29, 1.50, 2.11, 3.04, 3.51, 3.94, 4.27, 5.54, 7.14, 8.54, 11.85, 14.60, 17.03, 21.48, 24.26, 27.14,
+             27.14, 31.37, 33.35, 34.75, 34.96, 35.69, 35.77, 36.94, 37.21, 36.28, 35.98, 37.69, 37.83, 37.81, 37.04, 37.79, 36.53, 37.59,
+             36.93, 36.39, 37.06, 37.59, 37.12, 37.43, 36.58, 37.06, 37.15, 36.30, 36.87, 38.33, 37.56, 36.96, 37.33, 36.15, 36.14, 38.32,
+             36.88, 36.42, 37.58, 37.17, 36.97, 36.98, 37.11, 36.38, 36.54, 37.58, 36.03, 36.97, 36.30, 36.94, 36.09, 36.72, 37.03, 36.76,
+             36.83, 36.15, 36.80, 36.80, 37.16, 36.26]
 
 
-def _init(layers):
+def _init(layers):      # +-1/sqrt(out_features), as the course template's hidden_init reads weight.size()[0]
     for layer in layers[:-1]:
         bound = 1.0 / np.sqrt(layer.weight.shape[0])
         nn.init.uniform_(layer.weight, -bound, bound)
@@ -95,16 +77,13 @@ def train(seed: int, episodes: int, out: str) -> list:
     actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-4)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
     capacity, batch, n = 10 ** 6, 64 * 20, 20
-    buf = {"s": np.zeros((capacity, 33), np.float32), "a": np.zeros((capacity, 4), np.float32),
-           "r": np.zeros((capacity, 1), np.float32), "s2": np.zeros((capacity, 33), np.float32),
-           "d": np.zeros((capacity, 1), np.float32)}
+    buf = {k: np.zeros((capacity, width), np.float32) for k, width in (("s", 33), ("a", 4), ("r", 1), ("s2", 33), ("d", 1))}
     size = ptr = 0
     env = ReacherEnvironment(seed=seed, verbose=False)
     scores, start = [], time.perf_counter()
     for episode in range(1, episodes + 1):
         info = env.reset(train_mode=True)[BRAIN_NAME]
-        noise = np.zeros((n, 4))
-        score = np.zeros(n)
+        noise, score = np.zeros((n, 4)), np.zeros(n)
         while True:
             states = info.vector_observations.astype(np.float32)
             with torch.no_grad():
@@ -122,14 +101,12 @@ def train(seed: int, episodes: int, out: str) -> list:
             s, a, r, s2, d = (torch.from_numpy(buf[k][pick]) for k in ("s", "a", "r", "s2", "d"))
             with torch.no_grad():
                 target = r + 0.99 * critic_target(s2, actor_target(s2)) * (1 - d)
-            critic_loss = torch.nn.functional.mse_loss(critic(s, a), target)
             critic_opt.zero_grad()
-            critic_loss.backward()
+            torch.nn.functional.mse_loss(critic(s, a), target).backward()
             nn.utils.clip_grad_norm_(critic.parameters(), 1)
             critic_opt.step()
-            actor_loss = -critic(s, actor(s)).mean()
             actor_opt.zero_grad()
-            actor_loss.backward()
+            (-critic(s, actor(s)).mean()).backward()
             actor_opt.step()
             with torch.no_grad():
                 for net, tgt in ((critic, critic_target), (actor, actor_target)):
@@ -152,8 +129,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     for run in runs:
         ax.plot(np.arange(1, len(run["scores"]) + 1), run["scores"], lw=1, label=f"built-in replica, seed {run['seed']}")
     ax.plot(np.arange(1, len(UNITY_LOG) + 1), UNITY_LOG, "k", lw=2, label="Unity build (its published log)")
-    ax.set_xlabel("episode")
-    ax.set_ylabel("mean score of the 20 arms")
+    ax.set(xlabel="episode", ylabel="mean score of the 20 arms")
     ax.set_title("A published course DDPG learner (erichans @ ce6b590a)", fontsize=9)
     ax.legend(fontsize=7)
     fig.tight_layout()

@@ -1,12 +1,10 @@
-"""A short training run of the notebook's agent, for timing one configuration against another as
-whole processes, pair by pair (for example with /usr/bin/time, in alternation):
+"""A short training run of the notebook's agent, to time one configuration against another.
 
     python -m benchmarks.short_run                                  # 3 episodes of the default Config
     python -m benchmarks.short_run --set clipped_double_q=True      # the same with two critics
 
-Seed 0, the built-in Reacher, one torch thread, no checkpoints kept (a temporary folder). The
-first 250 steps fill the warm-up; the rest of the 3 episodes learn every step, as the fast
-episodes do, which is where an update's cost shows most. It prints the wall time of the training.
+Seed 0, one torch thread, no checkpoints kept; after a 250-step warm-up it learns every step, where
+an update's cost shows most. It prints the training's wall time.
 """
 import argparse
 import tempfile

@@ -2,18 +2,13 @@
 
     python -m benchmarks.train_speed [--label current] [--set batch_size=512 hidden=(64,64)]
 
-It runs the notebook's own `train` (continuous_control.agent) on the built-in Reacher with the
-notebook's configuration (`Config()`, changed by `--set`), and times the real methods while they
-run: each is wrapped by a timer for the duration of the profile, and no copy of any of them is
-kept here. It times one episode in the fast episodes (learning every step: episode 3, after two
-warm-up episodes) and episode `learn_every_until + 1`, after the fast ones whatever the scores
-(learning every `learn_every_later` steps), each its own column: results/benchmarks/train_speed_<label>.json
-and train_speed_<label>_later.json. Each phase's time excludes the timed phases it calls; the
-total is the episode's wall time per step, bookkeeping included. Checkpointing is timed with
-the replay full (as from episode 50 on), as the training thread pays for it (the file is written
-in the background), and spread over the `checkpoint_every` x 1001 steps between checkpoints.
+It times the notebook's own `train` (`Config()`, changed by `--set`) by wrapping the real methods,
+in a fast episode (3) and in episode `learn_every_until + 1`: results/benchmarks/train_speed_<label>.json
+and train_speed_<label>_later.json. A phase's time excludes the timed phases it calls; the total is
+the wall time plus checkpointing (replay full) spread over its interval.
 """
 import argparse
+import contextlib
 import json
 import os
 import platform
@@ -21,6 +16,7 @@ import tempfile
 import time
 from collections import defaultdict
 from pathlib import Path
+from unittest import mock
 
 import numpy as np
 import torch
@@ -81,8 +77,7 @@ def profile(seed: int = 0, warmup_episodes: int = 2, **overrides) -> tuple[dict,
     """Train with every phase timed: {bucket: result} for the two timed episodes, and the run's history."""
     cfg = lesson.Config(seed=seed, **overrides)
     timed = {warmup_episodes + 1: "fast", cfg.learn_every_until + 1: "later"}
-    profiler, originals = Profiler(), []
-    clock = {}
+    profiler, clock = Profiler(), {}
     begin_episode = lesson.Agent.begin_episode
 
     def begin(agent, episode, *args):               # switch buckets at each episode's start
@@ -94,18 +89,13 @@ def profile(seed: int = 0, warmup_episodes: int = 2, **overrides) -> tuple[dict,
         begin.agent = agent
         return begin_episode(agent, episode, *args)
 
-    try:
+    with contextlib.ExitStack() as patches:                 # the real methods, timed while training
         for cls, name, phase in PHASES:
-            originals.append((cls, name, getattr(cls, name)))
-            setattr(cls, name, profiler.wrap(getattr(cls, name), phase))
-        originals.append((lesson.Agent, "begin_episode", begin_episode))
-        lesson.Agent.begin_episode = begin
-        with tempfile.TemporaryDirectory() as run_dir:
-            history = lesson.train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, max(timed) + 1,
-                         stop_when_solved=False, live=False, log_every=10 ** 6, checkpoint_every=10 ** 6)
-    finally:
-        for cls, name, method in originals:
-            setattr(cls, name, method)
+            patches.enter_context(mock.patch.object(cls, name, profiler.wrap(getattr(cls, name), phase)))
+        patches.enter_context(mock.patch.object(lesson.Agent, "begin_episode", begin))
+        run_dir = patches.enter_context(tempfile.TemporaryDirectory())
+        history = lesson.train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, max(timed) + 1,
+                               stop_when_solved=False, live=False, log_every=10 ** 6, checkpoint_every=10 ** 6)
     checkpoint = checkpoint_seconds(begin.agent, cfg)
     results = {}
     for bucket, (start, end, learn_every) in clock.items():
@@ -118,9 +108,8 @@ def profile(seed: int = 0, warmup_episodes: int = 2, **overrides) -> tuple[dict,
 
 
 def checkpoint_seconds(agent, cfg) -> float:
-    """What one checkpoint costs the training thread with the replay full, as it is from episode
-    50 on: training saves in the background, so this is the time until it can go on (the second
-    of two saves; the file itself is written by the other thread meanwhile)."""
+    """What one checkpoint (the second of two) costs the training thread with the replay full, as
+    from episode 50 on; the file itself is written in the background."""
     m = agent.memory
     fill = np.zeros((cfg.buffer_size - m.size, 33), np.float32)
     m.add(fill, np.zeros((len(fill), 4), np.float32), np.zeros(len(fill), np.float32), fill, np.ones(len(fill), np.float32))
@@ -146,7 +135,6 @@ def main(argv=None):
     out = os.path.join(ROOT, "results", "benchmarks")
     os.makedirs(out, exist_ok=True)
     for bucket, result in profile(warmup_episodes=args.warmup_episodes, **overrides)[0].items():
-        later = bucket == "later"
         result.update(config_overrides=overrides, machine=machine,
                       label=f"{args.label}, episode {result['episode']} (learning every "
                             + (f"{result['learn_every']} steps)" if result["learn_every"] > 1 else "step)"))
@@ -155,7 +143,7 @@ def main(argv=None):
             print(f"  {phase:38s} {ms:7.3f} ms")
         total = result["wall_ms_per_step"]
         print(f"  {'total (wall)':38s} {total:7.3f} ms  -> {1000 / total:,.0f} steps/s, {1001 * total / 1000:.1f} s per episode")
-        name = args.label + ("_later" if later else "")
+        name = args.label + ("_later" if bucket == "later" else "")
         Path(os.path.join(out, f"train_speed_{name}.json")).write_text(json.dumps(result, indent=1))
 
 

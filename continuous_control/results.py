@@ -169,12 +169,6 @@ def write_csv(path: str, header: str, rows, number: str) -> None:
             f.write(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n")
 
 
-def commit_of(start: str | None) -> str:
-    """The commit a run started with (code_version() then), noting a change of code since."""
-    now = code_version()
-    return now if start in (None, now) else f"{start} (at its end: {now})"
-
-
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     """The exported policy (actor.pt2) without noise on goals unseen in training (environment seed
     EVAL_SEED + seed): the 20-arm mean of each episode, and each arm's mean over the episodes."""

@@ -1,14 +1,9 @@
 """A scripted controller: proportional-derivative control of each hand toward its goal.
 
-It is no learner. It shows that the replica's dynamics and reward geometry allow the scores that
-trained agents reach on the Unity build (doc/environment.md, "Calibration"):
-
-    F = kp (goal - hand) + kd (goal velocity - hand velocity)      a force at the hand
-    Q = J^T F - G                                                  generalized forces, with
-                                                                   gravity G compensated
-and the 4 generalized forces Q are produced by the two world-axis body torques the action sets:
-coordinate k feels axis_k . (torque on every body it moves), a 4x4 linear system per arm.
-It reads the simulation's state directly, so it works only on the built-in Reacher.
+No learner: it shows that the replica allows the scores trained agents reach on the Unity build. A
+force at the hand, F = kp (goal - hand) + kd (goal velocity - hand velocity), gives the generalized
+forces Q = J^T F - G (gravity G compensated), which the action's two body torques produce through
+a 4x4 linear system per arm. It reads the simulation's state, so it works only on the built-in Reacher.
 """
 from __future__ import annotations
 

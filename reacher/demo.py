@@ -17,10 +17,8 @@ def main(argv=None):
     args = parser.parse_args(argv)
     env = ReacherEnvironment(seed=args.seed)
     rng = np.random.default_rng(args.seed)
-    policies = {
-        "random (normal, clipped)": lambda info: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
-        "scripted PD controller": lambda info: scripted_actions(env.physics),
-    }
+    policies = {"random (normal, clipped)": lambda info: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
+                "scripted PD controller": lambda info: scripted_actions(env.physics)}
     for name, policy in policies.items():
         start = time.perf_counter()
         scores = play(env, policy, args.episodes)

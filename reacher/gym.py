@@ -6,28 +6,9 @@
     obs, info = envs.reset(seed=0)                       # (20, 33) float32
     obs, rewards, terminated, truncated, info = envs.step(envs.action_space.sample())
 
-`ReacherReplica-OneArm-v0` (`gym.make`) is `ReacherEnv`, a `gymnasium.Env` of one arm;
-`ReacherReplica-20Arms-v0` (`gym.make_vec`) is `ReacherVectorEnv`, a `gymnasium.vector.VectorEnv`
-that steps all the arms in one call of the replica (`reacher.physics.ReacherPhysics`), as the
-Unity build does: the 20 arms share one world and one episode clock, so they cannot be separate
-environments in a `SyncVectorEnv`. `sb3_vec_env` hands it to Stable-Baselines3 (`reacher/sb3.py`).
-
-Episodes. As the course sees them (doc/environment.md, Episodes): 1001 steps, then a new episode.
-Nothing in the task ends an episode early, so `terminated` is always False, and step 1001 is a
-time limit: `truncated` is True there, for every arm at once. A learner should bootstrap from it.
-
-Autoreset (vector env). `AutoresetMode.SAME_STEP`, as the Unity build does: step 1001 already
-returns the next episode's start state, and its true last state is in `info["final_obs"]` (an
-object array, one observation per arm, with the mask `info["_final_obs"]`, gymnasium's
-convention). Unlike `ReacherEnvironment`, which drops that state, the interface keeps it: it is
-the state a learner bootstraps from.
-
-Seeding. `reset(seed=k)` draws the goals from `numpy.random.default_rng(k)` (gymnasium's
-`np_random`), as `ReacherEnvironment(seed=k)` does: the same k gives the same start states.
-
-Rendering. `render_mode="rgb_array"`: MuJoCo's offscreen renderer (`reacher/render.py`), or its
-matplotlib drawing from above where no OpenGL context can be made; one frame of the whole world
-for the vector env.
+`ReacherReplica-OneArm-v0` (`gym.make`) is `ReacherEnv`, one arm; the 20 arms share one world and one
+clock, so `ReacherVectorEnv` steps them in one call. Episodes, autoreset (SAME_STEP, as Unity), spaces
+and seeding: doc/environment.md, "Gymnasium interface".
 """
 from __future__ import annotations
 
@@ -37,26 +18,19 @@ from gymnasium import spaces
 from gymnasium.vector import AutoresetMode, VectorEnv
 from gymnasium.vector.utils import batch_space
 
-from .physics import ACTION_SIZE, FRAME_DT, FRAMES_PER_STEP, MAX_STEPS, OBSERVATION_SIZE, ReacherPhysics
+from .physics import ACTION_SIZE, FRAME_DT, FRAMES_PER_STEP, GOAL_HEIGHT, GOAL_RADIUS, MAX_STEPS, OBSERVATION_SIZE, ReacherPhysics
 
-ONE_ARM_ID = "ReacherReplica-OneArm-v0"
-ARMS_ID = "ReacherReplica-20Arms-v0"
-NUM_ARMS = 20
+ONE_ARM_ID, ARMS_ID, NUM_ARMS = "ReacherReplica-OneArm-v0", "ReacherReplica-20Arms-v0", 20
 RENDER_FPS = 1.0 / (FRAME_DT * FRAMES_PER_STEP)         # one step is 4 frames of 0.02 s: 12.5 per second
 
-# --- the spaces -------------------------------------------------------------------------------
-# Reach from the shoulder pivot (0, 0.02, 0) (doc/environment.md, Bodies): A's centre 4.02 below it
-# at rest, B's centre 7.02 + 3 = 10.02; the links are rigid and the joints hold them exactly, so
-# each centre stays on a sphere of that radius. Positions are float32 differences of world
-# positions up to about 60 from the world origin: ROUNDING covers their error.
+# Each link's centre stays on a sphere about the shoulder pivot (doc/environment.md, Bodies): A's
+# 4.02 from it, B's 7.02 + 3. ROUNDING covers float32 differences of world positions up to 60.
 SHOULDER_Y, REACH_A, REACH_B, ROUNDING = 0.02, 4.02, 10.02, 1e-3
-GOAL_RADIUS, GOAL_HEIGHT = 8.0, -1.0                     # doc/environment.md, Goal motion
 
 
 def observation_bounds(goal_speed: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
-    """The low and high of each of the 33 floats (doc/environment.md, Observation). Velocities
-    have no bound the physics guarantees (the 7 rad/s cap applies before the joint solve), so
-    they are left infinite rather than given a bound that a state could break."""
+    """The low and high of each of the 33 floats (doc/environment.md, Observation). Velocities have
+    no bound the physics guarantees (the 7 rad/s cap applies before the joint solve): infinite."""
     low, high = np.full(OBSERVATION_SIZE, -np.inf), np.full(OBSERVATION_SIZE, np.inf)
 
     def around(index, centre, radius):
@@ -108,8 +82,7 @@ def _checked_actions(actions, shape: tuple) -> np.ndarray:
 
 
 def _apply_options(physics: ReacherPhysics, options: dict | None) -> None:
-    """reset(options=...) sets reset parameters, as the Unity API's reset(config=...) does: `goal_speed`
-    and `goal_size`, in their ranges; anything else is refused."""
+    """reset(options=...) sets `goal_speed` and `goal_size` as the Unity API's reset(config=...) does."""
     if options is not None:
         from .environment import ReacherEnvironment, UnityEnvironmentException
         try:
@@ -119,8 +92,7 @@ def _apply_options(physics: ReacherPhysics, options: dict | None) -> None:
 
 
 class _Camera:
-    """Frames of a physics world, the view made on the first frame: MuJoCo's where OpenGL works,
-    else matplotlib's drawing from above (reacher/render.py)."""
+    """Frames of a physics world, the view (MuJoCo's, or matplotlib's without OpenGL) made on the first."""
 
     def __init__(self, physics: ReacherPhysics, **view):
         self.physics, self.options, self.view = physics, view, None
@@ -137,16 +109,9 @@ class _Camera:
             self.view = None
 
 
-# --- one arm ----------------------------------------------------------------------------------
 class ReacherEnv(gymnasium.Env):
-    """One Reacher arm (a world of its own), with the course's episode of 1001 steps.
-
-    Args:
-        render_mode: None, or "rgb_array" for frames of the arm (reacher/render.py).
-        episode_steps: steps before the time limit truncates the episode (1001 in the course;
-            fewer only for quick tests).
-        joint_model: the joint model of `reacher.physics.JOINT_MODELS` (default: the calibrated one).
-    """
+    """One Reacher arm (a world of its own). `render_mode`: None or "rgb_array" (reacher/render.py);
+    `episode_steps`: the time limit (the course's 1001); `joint_model`: of `reacher.physics.JOINT_MODELS`."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": RENDER_FPS}
 
@@ -157,10 +122,8 @@ class ReacherEnv(gymnasium.Env):
         self.observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
         self.action_space = action_space()
         origin = self.physics.origins[0] * (1.0, 1.0, -1.0)          # the arm's origin, MuJoCo frame
-        self._camera = _Camera(self.physics, width=480, height=360,
-                               eye=origin + (0.0, 12.0, 30.0), lookat=origin + (0.0, -6.0, 0.0))
-        self._steps = None                                            # None: reset first
-        self._closed = False
+        self._camera = _Camera(self.physics, width=480, height=360, eye=origin + (0.0, 12.0, 30.0), lookat=origin + (0.0, -6.0, 0.0))
+        self._steps, self._closed = None, False                       # None: reset first
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         if self._closed:
@@ -189,16 +152,9 @@ class ReacherEnv(gymnasium.Env):
         self._camera.close()
 
 
-# --- the 20 arms ------------------------------------------------------------------------------
 class ReacherVectorEnv(VectorEnv):
-    """The course's Reacher: `num_envs` arms (20) in one world, stepped in one call, one clock.
-
-    Args:
-        num_envs: number of arms (20 in the course).
-        render_mode: None, or "rgb_array" for one frame of all the arms (reacher/render.py).
-        episode_steps: steps before every arm's episode is truncated (1001 in the course).
-        joint_model: the joint model of `reacher.physics.JOINT_MODELS` (default: the calibrated one).
-    """
+    """The course's Reacher: `num_envs` arms (20) in one world, stepped in one call, one clock. The
+    other arguments are ReacherEnv's; a frame shows all the arms."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": RENDER_FPS, "autoreset_mode": AutoresetMode.SAME_STEP}
 
@@ -244,9 +200,7 @@ class ReacherVectorEnv(VectorEnv):
         if self._steps < self.episode_steps:
             return observations, rewards.astype(np.float64), terminated, np.zeros(self.num_envs, bool), {}
         # Step 1001: a time limit for every arm at once; the next episode starts in this same step.
-        final = np.empty(self.num_envs, dtype=object)
-        for arm, observation in enumerate(observations):      # gymnasium's layout: one array per arm
-            final[arm] = observation
+        final = np.fromiter(observations, dtype=object, count=self.num_envs)      # gymnasium's layout: one array per arm
         every = np.ones(self.num_envs, bool)
         info = {"final_obs": final, "_final_obs": every, "final_info": {}, "_final_info": every.copy()}
         self._steps = 0
@@ -259,11 +213,10 @@ class ReacherVectorEnv(VectorEnv):
         self._camera.close()
 
 
-def sb3_vec_env(env: VectorEnv | None = None, **kwargs):
-    """The vector env (by default a new `ReacherVectorEnv(**kwargs)`) as Stable-Baselines3's
-    VecEnv (`reacher.sb3.GymnasiumVecEnv`); needs stable-baselines3."""
+def sb3_vec_env(**kwargs):
+    """A new `ReacherVectorEnv(**kwargs)` as Stable-Baselines3's VecEnv (`reacher.sb3.GymnasiumVecEnv`)."""
     from .sb3 import GymnasiumVecEnv
-    return GymnasiumVecEnv(ReacherVectorEnv(**kwargs) if env is None else env)
+    return GymnasiumVecEnv(ReacherVectorEnv(**kwargs))
 
 
 def twenty_arms(num_envs: int = 1, **kwargs) -> ReacherVectorEnv:

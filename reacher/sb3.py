@@ -3,19 +3,10 @@
     from reacher.gym import sb3_vec_env
     venv = sb3_vec_env()                     # the 20 arms as SB3's VecEnv: TD3("MlpPolicy", venv)
 
-SB3 has adapters for lists of single environments (DummyVecEnv, SubprocVecEnv), none for a
-gymnasium `VectorEnv`. The 20 arms cannot be 20 single environments: they share one physics
-world and one episode clock. So this adapter passes whole batches through and translates only
-the episode ends, at which gymnasium and SB3 differ:
-
-- gymnasium (`AutoresetMode.SAME_STEP`): `terminated`, `truncated`, and the last state in
-  `info["final_obs"]`, the returned observation being already the next episode's start;
-- SB3: `dones = terminated | truncated`, the last state in `infos[i]["terminal_observation"]`,
-  and `infos[i]["TimeLimit.truncated"]` when the end was a time limit, which SB3's replay buffer
-  reads to bootstrap there (`handle_timeout_termination`) instead of treating it as terminal.
-
-A `VectorEnv` in another autoreset mode is refused: NEXT_STEP would hand SB3 one transition per
-episode that follows from no action.
+SB3 adapts only lists of single environments, and the 20 arms share one world. This adapter passes
+whole batches through and turns gymnasium's SAME_STEP episode ends into SB3's `dones`, with
+`terminal_observation` and `TimeLimit.truncated`, so that SB3 bootstraps at the time limit. Other
+autoreset modes are refused: NEXT_STEP would hand SB3 a transition that follows from no action.
 """
 from __future__ import annotations
 
@@ -27,12 +18,8 @@ from stable_baselines3.common.vec_env import VecEnv
 
 
 class GymnasiumVecEnv(VecEnv):
-    """SB3's VecEnv over one gymnasium VectorEnv; one sub-environment per batch entry (arm).
-
-    `seed(k)` (SB3 seeds `seed + i` per sub-environment) seeds the whole vector env with k at the
-    next reset, since its arms share one generator. Attributes and methods (`get_attr`,
-    `env_method`) are the vector env's own, reported once per arm.
-    """
+    """SB3's VecEnv over one gymnasium VectorEnv; one sub-environment per arm. `seed(k)` seeds the
+    whole vector env with k at the next reset; attributes and methods are reported once per arm."""
 
     def __init__(self, env: VectorEnv):
         mode = env.metadata.get("autoreset_mode")

@@ -1,19 +1,11 @@
 """Serve the built-in Reacher to the real `unityagents` 0.4.0 client, as a Unity build would.
 
-`UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher")` launches the executable
-next to this file, which runs `python -m reacher.serve --port 5005`. In ML-Agents 0.4 Python
-is the gRPC server and the environment the client: the environment calls
-`UnityToExternal.Exchange(UnityMessage)` again and again, each request carrying its output for
-the previous command and each reply carrying the next command.
-
-    1. request: rl_initialization_output (academy name, API-4, brains, reset parameters)
-       reply:   rl_initialization_input (the seed)
-    2. request: an empty status-200 message          reply: the first command
-    3. request: rl_output for that command            reply: the next command ... and so on.
-       Commands: RESET (1) with is_training and float parameters, STEP (0) with agent_actions.
-       A reply whose header status is not 200 (400 on close) means stop.
-
-The generated protobuf classes come from the client's own wheel (`communicator_objects`).
+`UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher")` launches the executable next
+to this file, which runs `python -m reacher.serve --port 5005`. In ML-Agents 0.4 Python is the gRPC
+server: the environment calls `UnityToExternal.Exchange(UnityMessage)`, each request carrying its
+output for the previous command (first the initialization output, answered with the seed), each
+reply the next command: RESET (1) or STEP (0); a status other than 200 (400 on close) means stop.
+The protobuf classes come from the client's own wheel (`communicator_objects`).
 """
 from __future__ import annotations
 
@@ -27,53 +19,36 @@ from .environment import ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActi
 from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
 
 API_VERSION = "API-4"
-STEP, RESET, QUIT = 0, 1, 2
+STEP, RESET = 0, 1
 ERROR_STATUS = 500          # a refused command (reacher/client_hook.py raises it in the client)
 
 
 def _initialization_message(co):
-    message = co.UnityMessage()
-    message.header.status = 200
+    message = co.UnityMessage(header=co.Header(status=200))
     init = message.unity_output.rl_initialization_output
     init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
-    brain = init.brain_parameters.add()
-    brain.brain_name = BRAIN_NAME
-    brain.vector_observation_size = OBSERVATION_SIZE
-    brain.num_stacked_vector_observations = 1
-    brain.vector_action_size = ACTION_SIZE
-    brain.vector_action_descriptions.extend([""] * ACTION_SIZE)
-    brain.vector_action_space_type = 1          # continuous
-    brain.vector_observation_space_type = 1     # continuous
-    brain.brain_type = 2                        # External
-    for key, value in DEFAULT_RESET_PARAMETERS.items():
-        init.environment_parameters.float_parameters[key] = value
+    init.brain_parameters.add(brain_name=BRAIN_NAME, vector_observation_size=OBSERVATION_SIZE, num_stacked_vector_observations=1,
+                              vector_action_size=ACTION_SIZE, vector_action_descriptions=[""] * ACTION_SIZE,
+                              vector_action_space_type=1, vector_observation_space_type=1, brain_type=2)   # continuous, External
+    init.environment_parameters.float_parameters.update(DEFAULT_RESET_PARAMETERS)
     return message
 
 
 def _output_message(co, info):
-    message = co.UnityMessage()
-    message.header.status = 200
+    message = co.UnityMessage(header=co.Header(status=200))
     rl_output = message.unity_output.rl_output
     rl_output.global_done = False
     agents = rl_output.agentInfos[BRAIN_NAME].value
     for i in range(len(info.agents)):      # the protocol has one message per agent
-        agent = agents.add()
-        agent.stacked_vector_observation.extend(info.vector_observations[i].tolist())
-        agent.stored_vector_actions.extend(info.previous_vector_actions[i].tolist())
-        agent.reward = info.rewards[i]
-        agent.done = info.local_done[i]
-        agent.max_step_reached = info.max_reached[i]
-        agent.id = info.agents[i]
+        agents.add(stacked_vector_observation=info.vector_observations[i].tolist(), reward=info.rewards[i],
+                   stored_vector_actions=info.previous_vector_actions[i].tolist(), done=info.local_done[i],
+                   max_step_reached=info.max_reached[i], id=info.agents[i])
     return message
 
 
 def _refusal(co, error: Exception):
-    """The answer to a command the environment refuses: status 500 with the reason. The client (with
-    reacher/client_hook.py) raises it; the environment stays up for the next command."""
-    message = co.UnityMessage()
-    message.header.status = ERROR_STATUS
-    message.header.message = str(error)
-    return message
+    """A refused command's answer: status 500 with the reason, raised by the client (client_hook.py)."""
+    return co.UnityMessage(header=co.Header(status=ERROR_STATUS, message=str(error)))
 
 
 def serve(port: int, num_agents: int = 20) -> int:
@@ -82,8 +57,7 @@ def serve(port: int, num_agents: int = 20) -> int:
         import grpc
     except ImportError as error:
         print(f"reacher.serve needs the unityagents 0.4.0 client's packages: {error}\n"
-              "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio",
-              file=sys.stderr)
+              "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio", file=sys.stderr)
         return 2
     channel = grpc.insecure_channel(f"localhost:{port}")
     grpc.channel_ready_future(channel).result(timeout=60)
@@ -94,7 +68,7 @@ def serve(port: int, num_agents: int = 20) -> int:
     reply = exchange(co.UnityMessage(header=co.Header(status=200)))
     while reply.header.status == 200:
         rl_input = reply.unity_input.rl_input
-        if rl_input.command not in (RESET, STEP):      # QUIT
+        if rl_input.command not in (RESET, STEP):      # QUIT (2)
             break
         try:
             if rl_input.command == RESET:
@@ -116,10 +90,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=5005)
     parser.add_argument("--num-agents", type=int, default=20)
-    # Unity player flags that unityagents may pass; a replica has no graphics to turn off.
-    parser.add_argument("-nographics", action="store_true")
-    parser.add_argument("-batchmode", action="store_true")
-    args, _ = parser.parse_known_args(argv)
+    args, _ = parser.parse_known_args(argv)      # and Unity player flags (-nographics, -batchmode): no graphics here
     try:
         return serve(args.port, args.num_agents)
     except (UnityActionException, UnityEnvironmentException) as error:

@@ -47,5 +47,4 @@ def test_with_no_network_the_matrix_says_so_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(wheels.urllib.request, "urlopen", offline)
     assert wheels.main(["--python", "3.11"]) == 2
     lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("skipped")]
-    assert lines == [f"wheel matrix: not checked, the package index {wheels.INDEX} cannot be reached "
-                     f"(Temporary failure in name resolution); `make wheels` needs the network"]
+    assert len(lines) == 1 and wheels.INDEX in lines[0] and "Temporary failure in name resolution" in lines[0]

@@ -3,12 +3,10 @@
     python -m tools.wheels                 # the whole matrix; exit 1 naming every gap
     python -m tools.wheels --python 3.14   # one Python
 
-For each pin it reads the files PyPI lists for that version (the simple index's JSON form, one
-request per pin, nothing downloaded) and checks that one of them is a wheel that pip would
-install on CPython 3.11 to 3.14 on manylinux x86_64 and aarch64, macOS arm64 and x86_64, and
-Windows amd64, by the wheel's tags (`packaging.tags`, as pip decides). A gap means a student there
-would build from source, or fail. torch is skipped: its CPU wheels come from PyTorch's own index.
-A gap named in KNOWN, with its reason, is reported but does not fail the check.
+For each pin it reads the files PyPI lists for that version (one JSON request per pin, nothing
+downloaded) and checks, by the wheels' tags as pip decides (`packaging.tags`), that one installs on
+CPython 3.11 to 3.14 on manylinux x86_64 and aarch64, macOS arm64 and x86_64, and Windows amd64.
+torch is skipped (its CPU wheels come from PyTorch's index); a gap named in KNOWN is reported only.
 """
 import argparse
 import json
@@ -61,29 +59,17 @@ def supported(python: str, platforms: list[str]) -> set:
 
 def wheel_tags(name: str, version: str) -> list[set]:
     """The tag set of each wheel that PyPI lists for name==version."""
-    request = urllib.request.Request(f"{INDEX}/{canonicalize_name(name)}/",
-                                     headers={"Accept": "application/vnd.pypi.simple.v1+json"})
+    request = urllib.request.Request(f"{INDEX}/{canonicalize_name(name)}/", headers={"Accept": "application/vnd.pypi.simple.v1+json"})
     files = json.load(urllib.request.urlopen(request, timeout=60))["files"]
-    wheels = []
-    for f in files:
-        if f["filename"].endswith(".whl") and not f.get("yanked"):
-            _, v, _, wheel = parse_wheel_filename(f["filename"])
-            if str(v) == version:
-                wheels.append(set(wheel))
-    return wheels
+    wheels = [parse_wheel_filename(f["filename"]) for f in files if f["filename"].endswith(".whl") and not f.get("yanked")]
+    return [set(wheel) for _, v, _, wheel in wheels if str(v) == version]
 
 
 def gaps(pins_: list, pythons) -> list[tuple[str, str, str]]:
     with ThreadPoolExecutor(max_workers=8) as pool:
         listed = dict(zip(pins_, pool.map(lambda pin: wheel_tags(*pin), pins_)))
-    missing = []
-    for (name, version), wheels in listed.items():
-        for python in pythons:
-            for platform, platform_tags in PLATFORMS.items():
-                accepted = supported(python, platform_tags)
-                if not any(wheel & accepted for wheel in wheels):
-                    missing.append((f"{name}=={version}", python, platform))
-    return missing
+    return [(f"{name}=={version}", python, platform) for (name, version), wheels in listed.items() for python in pythons
+            for platform, platform_tags in PLATFORMS.items() if not set().union(*wheels) & supported(python, platform_tags)]
 
 
 def main(argv=None) -> int:
@@ -98,14 +84,12 @@ def main(argv=None) -> int:
         missing = gaps(checked, args.python)
     except OSError as error:                  # urllib's URLError, a DNS failure, a time-out: no index
         reason = getattr(error, "reason", error)
-        print(f"wheel matrix: not checked, the package index {INDEX} cannot be reached ({reason}); "
-              f"`make wheels` needs the network")
+        print(f"wheel matrix: not checked, the package index {INDEX} cannot be reached ({reason}); `make wheels` needs the network")
         return 2
     known = [(pin, python, platform) for pin, python, platform in missing if (pin.split("==")[0], platform) in KNOWN]
     for pin, python, platform in missing:
         reason = KNOWN.get((pin.split("==")[0], platform))
-        print(f"{'known gap' if reason else 'NO WHEEL'}: {pin} for CPython {python} on {platform}"
-              + (f" ({reason})" if reason else ""))
+        print(f"{'known gap' if reason else 'NO WHEEL'}: {pin} for CPython {python} on {platform}" + (f" ({reason})" if reason else ""))
     total = len(checked) * len(args.python) * len(PLATFORMS)
     print(f"wheel matrix: {total - len(missing)} of {total} combinations have a wheel, {len(known)} known gaps, "
           f"{len(missing) - len(known)} unexpected ({len(checked)} pins; CPython {', '.join(args.python)}; "
