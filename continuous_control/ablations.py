@@ -1,15 +1,10 @@
 """The report's ablations that the lesson's `Config` cannot express: variants of the notebook's agent.
 
-    from continuous_control import ablations
     cfg = ablations.Ablation(exploration="ou")              # the lesson's Config, plus the fields below
     ablations.train(cfg, env, "runs/ou", 20, live=False)      # the lesson's train, with AblationAgent
 
-The lesson's agent explores with NoisyNet, one noise sample for all arms, and gives a new transition
-the largest priority of the recent updates. Each field below swaps one of those parts, by a
-subclass of the lesson's class, so that the lesson's classes stay as their math. With every field
-at its default an `AblationAgent` is the lesson's `Agent`, step for step (tested).
-
-This module imports the exported agent (`continuous_control.agent`); the notebook never imports it.
+Each field swaps one part of the lesson's agent by a subclass, so the lesson's classes stay as their math;
+at the defaults an `AblationAgent` is the lesson's `Agent`, step for step (tested).
 """
 import functools
 from dataclasses import dataclass
@@ -31,17 +26,14 @@ class Ablation(Config):
     action_noise: float = 0.2
     """Standard deviation of the OU action noise (exploration 'ou')."""
     new_priority: str = "recent"
-    """A new transition's priority: 'recent' (the lesson's: the largest of the last `priority_window`
-    updates), 'largest_ever' ([3]'s), or 'mean' (the mean of the stored ones: a typical transition's)."""
+    """A new transition's priority: 'recent' (the lesson's), 'largest_ever' ([3]'s), or 'mean' (a typical one's)."""
     mirror: bool = False
-    """Goals orbiting one way are mirrored (x -> -x) into goals orbiting the other: the networks see, store
-    and learn one direction only, and the actions are mirrored back."""
+    """Mirror (x -> -x) goals orbiting one way into the other: the networks learn one direction only."""
 
 
-# The Reacher's mirror symmetry x -> -x, which maps an arm's motion onto another possible motion with
-# the same reward: the observation numbers and actions that change sign. Per link (A at 0, B at 13):
-# position x; rotation y and z; angular velocity x and y; linear velocity x. Then the goal's x and its
-# speed (32). Actions: the torques about y and about the other axis that the mirror reverses (1 and 3).
+# The Reacher's mirror symmetry x -> -x (same reward): the numbers that change sign. Per link (A at 0, B at
+# 13): position x, rotation y and z, angular velocity x and y, linear velocity x; the goal's x and speed (32);
+# the torques about y and the other reversed axis (actions 1 and 3).
 MIRROR_OBS = np.ones(33, np.float32)
 for link in (0, 13):
     MIRROR_OBS[[link + 0, link + 4, link + 5, link + 8, link + 9, link + 10]] = -1
@@ -58,8 +50,7 @@ def mirrored(x, flip, signs):
 
 
 class MirroredPolicy(torch.nn.Module):
-    """The exported policy of a mirroring agent: mirror a state whose goal speed is negative, act,
-    mirror the action back."""
+    """A mirroring agent's exported policy: mirror states of negative goal speed, act, mirror the action back."""
 
     def __init__(self, norm: torch.nn.Module, actor: torch.nn.Module):
         super().__init__()
@@ -94,8 +85,7 @@ class Deterministic(Actor):
 
 
 class CopyingBehaviour(Behaviour):
-    """Acts with a copy of the learner's actor, taken whenever an update has changed it: per-arm
-    NoisyNet noise (`actor` a NoisyActor of PerRowNoisyLinear layers), OU action noise, or none."""
+    """Acts with a copy of the learner's actor, refreshed after updates: per-arm NoisyNet noise, OU noise, or none."""
 
     def __init__(self, cfg: Ablation, learner: Agent, actor: torch.nn.Module, generator: torch.Generator):
         torch.nn.Module.__init__(self)
@@ -136,8 +126,7 @@ class LargestEverReplay(PrioritizedReplay):
 
 
 class MeanPriorityReplay(PrioritizedReplay):
-    """A new transition enters at a typical priority: its p^alpha is the mean of the stored ones, so it
-    is drawn as often as the average stored transition, neither first nor last."""
+    """A new transition enters at a typical priority: its p^alpha is the mean of the stored ones."""
 
     @property
     def entry_priority(self) -> float:

@@ -1,21 +1,12 @@
-"""Checkpoints: everything needed to go on after an interruption, written atomically, and reused
-only by the same configuration, environment shape, code and kind of processor.
+"""Checkpoints: all that resuming needs, written atomically, reused only by the same configuration, shape, code and processor.
 
     fingerprint = code_fingerprint()                  # the source files that shape training (SHAPING)
     save_checkpoint(folder, agent, env, episode, history, fingerprint, record)   # record: the run's Recorder
     restored = load_checkpoint(folder, agent, env, fingerprint, record)    # (episode, history) or None
 
-A checkpoint is one file, `checkpoint.npz`: the replay buffer's arrays and, as one more array of
-bytes, the state (networks, optimisers, counters, every random generator, the history), tensors and
-plain data only, read back with `torch.load(weights_only=True)`: loading a shared checkpoint runs no code. It is
-written under a temporary name and renamed into place, so an interruption at any moment leaves
-either the old checkpoint or the new one, never a mix.
-
-With `background=True` (as training saves) the state is taken at once, copies and all, and the
-file is written by a second thread while training goes on, on the core that training leaves
-free: the replay is hundreds of megabytes, about 0.7 s to write, and an episode about 2 s. One
-write is under way at a time; the next save, a load and `set_aside` wait for it. A write that fails
-(a full disk) is reported as it fails and training goes on: the previous checkpoint stays.
+One file, `checkpoint.npz`: the replay's arrays, and the rest as bytes for `torch.load(weights_only=True)`,
+so loading runs no code. With `background=True` a second thread writes it from copies while training goes on
+(the replay is hundreds of MB); a failed write is reported, and the previous checkpoint stays.
 """
 import hashlib
 import io
@@ -34,25 +25,21 @@ from . import results
 from .results import atomic_file
 
 FILE = "checkpoint.npz"
-# The source files whose code shapes a run's scores: the agent (the notebook's inline code is
-# agent.py's, kept identical by tests/test_notebooks.py), its variants, the bookkeeping that saves
-# and restores it, and the built-in Reacher. A checkpoint made while any of them differed is refused.
+# The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
 SHAPING = ("continuous_control/agent.py", "continuous_control/ablations.py", "continuous_control/devices.py",
            "continuous_control/training.py", "continuous_control/checkpoints.py",
            "reacher/environment.py", "reacher/physics.py", "reacher/physx.py")
 
 
 class CheckpointError(RuntimeError):
-    """A checkpoint that cannot be resumed: damaged, refused, or made by another configuration,
-    environment, code or processor."""
+    """A checkpoint that cannot be resumed: damaged, or made by another configuration, shape, code or processor."""
 REPLAY = ("states", "actions", "returns", "next_states", "discounts")
 RECORDED = ("born", "replayed")                # the Recorder's arrays, one entry per stored transition
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
-def code_fingerprint(train=None) -> str:
-    """SHA-256 of the SHAPING source files, as they are in this project (`train`, the notebook's or
-    agent.py's, is agent.py's code, so the file stands for it)."""
+def code_fingerprint() -> str:
+    """SHA-256 of the SHAPING source files (the notebook's code is agent.py's, tests/test_notebooks.py)."""
     digest = hashlib.sha256()
     for path in SHAPING:
         with open(os.path.join(results.ROOT, path), "rb") as f:
@@ -78,20 +65,17 @@ def wait_for_checkpoint() -> None:
 
 def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str, record=None,
                     background: bool = False) -> None:
-    """Everything needed to resume after `episode`, in one file swapped in by one rename; with
-    `background`, written by a second thread from copies taken now, a failure reported, not raised."""
+    """Everything needed to resume after `episode`, in one file; with `background`, written by a second thread."""
     global _writing
     wait_for_checkpoint()
     m = agent.memory
     state = {
-        "config": asdict(agent.cfg), "code": fingerprint, "processor": results.processor(),
-        "shape": list(agent.sizes), "episode": episode, "history": history,
-        "steps": agent.steps, "updates": agent.updates,
+        "config": asdict(agent.cfg), "code": fingerprint, "processor": results.processor(), "shape": list(agent.sizes),
+        "episode": episode, "history": history, "steps": agent.steps, "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
         "memory": {"next": int(m.next), "size": int(m.size), "adds": int(record.adds) if record else 0,
-                   "recent": torch.from_numpy(m.recent.copy()),
-                   "updates": int(m.updates)},
+                   "recent": torch.from_numpy(m.recent.copy()), "updates": int(m.updates)},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
@@ -124,8 +108,7 @@ def _write_or_report(path: str, arrays: dict, episode: int) -> None:
 
 
 def set_aside(folder: str) -> str:
-    """Rename a checkpoint folder to the first free `<folder>.old-<k>` (k = 1, 2, ...), deleting
-    nothing; where it went and how big it is, for whoever wants the space back."""
+    """Rename a checkpoint folder to the first free `<folder>.old-<k>`, deleting nothing; where it went, and its size."""
     wait_for_checkpoint()
     old = next(f"{folder}.old-{k}" for k in itertools.count(1) if not os.path.exists(f"{folder}.old-{k}"))
     os.rename(folder, old)
@@ -141,8 +124,7 @@ def _damaged(path: str, reason) -> CheckpointError:
 
 
 def read_checkpoint(path: str) -> tuple[dict, dict]:
-    """(state, arrays) of a checkpoint file: arrays only, and a state of tensors and plain data, loaded
-    with `weights_only=True`, so that a crafted file runs no code; CheckpointError for anything else."""
+    """(state, arrays) of a checkpoint file, loaded so that a crafted file runs no code; CheckpointError if not one."""
     try:
         with np.load(path, allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
@@ -164,10 +146,7 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
 
 
 def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
-    """Restore a checkpoint into `agent` and `env`; return (episode, history), or None (with the
-    reason printed) when there is none. CheckpointError when it is damaged, or was made by other code,
-    on another kind of processor, with another configuration or for an environment of another shape
-    (each named): resuming would mix two runs in one."""
+    """Restore a checkpoint into `agent` and `env`: (episode, history), None if there is none; CheckpointError."""
     wait_for_checkpoint()
     path = os.path.join(folder, FILE)
     if not os.path.exists(path):
@@ -190,8 +169,7 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
         shape = "{} arms, states of {}, actions of {}".format
         raise refuse(f"for an environment of another shape: {shape(*state['shape'])}; "
                      f"this one has {shape(*agent.sizes)}")
-    m = agent.memory
-    n = state["memory"]["size"]
+    m, n = agent.memory, state["memory"]["size"]
     for name in REPLAY:
         getattr(m, name)[:n] = saved[name]
     if record is not None:

@@ -3,9 +3,6 @@
     check_config(cfg)                      # Config.__post_init__: ValueError naming the field and its range
     parse_overrides(Config, ["tau=0.01", "clipped_double_q=True", "hidden=(64, 64)"])   # {field: typed value}
     smoke, resume, run_dir = run_setup()   # SMOKE and RESUME from the environment, and where the run goes
-
-Every value that would break learning later (a negative gradient clip, gamma above 1, a warm-up
-larger than the buffer, an interval of 0) is refused when the Config is made, not episodes later.
 """
 import ast
 import atexit
@@ -22,31 +19,18 @@ NEW_PRIORITIES = ("recent", "largest_ever", "mean")
 
 # field: (test, the allowed range in words). Fields not named here are checked by type only.
 RANGES = {
-    "seed": (lambda v: v >= 0, ">= 0"),
+    **dict.fromkeys(("seed", "warmup", "learn_every_until"), (lambda v: v >= 0, ">= 0")),
+    **dict.fromkeys(("n_step", "buffer_size", "batch_size", "learn_every", "learn_every_later", "beta_steps",
+                     "priority_window"), (lambda v: v >= 1, ">= 1")),
+    **dict.fromkeys(("actor_lr", "critic_lr", "grad_clip", "priority_offset"), (lambda v: 0 < v < math.inf, "> 0")),
+    **dict.fromkeys(("noisy_sigma0", "action_noise"), (lambda v: 0 <= v < math.inf, ">= 0")),
+    **dict.fromkeys(("tau", "ou_kappa"), (lambda v: 0 < v <= 1, "in (0, 1]")),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1] (0: a bandit, each reward alone)"),
-    "n_step": (lambda v: v >= 1, ">= 1"),
     "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),
-    "buffer_size": (lambda v: v >= 1, ">= 1"),
-    "batch_size": (lambda v: v >= 1, ">= 1"),
-    "warmup": (lambda v: v >= 0, ">= 0"),
-    "learn_every": (lambda v: v >= 1, ">= 1"),
-    "learn_every_until": (lambda v: v >= 0, ">= 0"),
-    "learn_every_later": (lambda v: v >= 1, ">= 1"),
-    "actor_lr": (lambda v: 0 < v < math.inf, "> 0"),
-    "critic_lr": (lambda v: 0 < v < math.inf, "> 0"),
-    "tau": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v),
-               "one or more layer sizes, each >= 1"),
-    "grad_clip": (lambda v: 0 < v < math.inf, "> 0"),
+    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v), "one or more layer sizes, each >= 1"),
     "alpha": (lambda v: 0 <= v < math.inf, ">= 0 (0: uniform replay)"),
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-    "beta_steps": (lambda v: v >= 1, ">= 1"),
-    "priority_offset": (lambda v: 0 < v < math.inf, "> 0"),
-    "priority_window": (lambda v: v >= 1, ">= 1"),
     "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
-    "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
-    "ou_kappa": (lambda v: 0 < v <= 1, "in (0, 1]"),
-    "action_noise": (lambda v: 0 <= v < math.inf, ">= 0"),
     "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
 }
 
@@ -58,18 +42,13 @@ def _types(annotation) -> tuple:
     return tuple(k for kind in kinds for k in ((float, int) if kind is float else (kind,)))
 
 
-def _type_ok(value, kinds: tuple) -> bool:
-    if isinstance(value, bool):                 # a bool is an int to Python, never to a Config
-        return bool in kinds
-    return isinstance(value, kinds)
-
-
 def check_config(cfg) -> None:
-    """ValueError naming the first field of `cfg` whose value has the wrong type or is out of range."""
+    """ValueError naming the first field of `cfg` of the wrong type or out of range: refused now, not episodes later."""
     hints = typing.get_type_hints(type(cfg))
     for field in dataclasses.fields(cfg):
         value, kinds = getattr(cfg, field.name), _types(hints[field.name])
-        if not _type_ok(value, kinds):
+        # a bool is an int to Python, never to a Config
+        if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
             names = " or ".join(dict.fromkeys("None" if k is type(None) else k.__name__ for k in kinds))
             raise ValueError(f"Config.{field.name} must be {names}, got {value!r}")
         if field.name in RANGES:
@@ -84,8 +63,7 @@ def check_config(cfg) -> None:
 
 
 def parse_value(config_class, name: str, text: str):
-    """`text` as a value of field `name`, typed by its annotation: a Python literal (`0.01`, `(64, 64)`,
-    `None`, `False`), or the plain word for a string field (`exploration=ou`)."""
+    """`text` as a value of field `name`: a Python literal (`(64, 64)`), or a plain word for a string field."""
     hints = typing.get_type_hints(config_class)
     if name not in hints:
         raise ValueError(f"Config has no field {name!r}: one of {', '.join(hints)}")
@@ -113,8 +91,7 @@ def parse_overrides(config_class, pairs: list) -> dict:
 
 
 def env_flag(name: str) -> bool:
-    """An on/off setting from the environment (`make run RESUME=1`): 1, true, yes or on; 0, false, no,
-    off or unset. Anything else is refused, naming the variable, rather than read as "off"."""
+    """An on/off setting from the environment (`make run RESUME=1`); anything but 1/0-like words is refused."""
     value = os.environ.get(name, "").strip().lower()
     if value in ("1", "true", "yes", "on"):
         return True
@@ -130,9 +107,7 @@ class RunSetup(typing.NamedTuple):
 
 
 def run_setup(run_dir: str = "checkpoints") -> RunSetup:
-    """The notebook's settings from the environment: SMOKE (a short run) and RESUME (continue an
-    interrupted one), and the folder the run writes: `run_dir`, or for a smoke run a temporary folder,
-    removed when Python exits (a notebook's kernel included), so that smoke runs leave nothing behind."""
+    """SMOKE and RESUME from the environment, and the run's folder (for a smoke run, a temporary one removed at exit)."""
     smoke, resume = env_flag("SMOKE"), env_flag("RESUME")
     if smoke:
         run_dir = tempfile.mkdtemp(prefix="reacher-smoke-")

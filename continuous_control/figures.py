@@ -13,8 +13,7 @@ COLORS = dict(zip(VARIANTS, [f"C{k}" for k in range(10)] + ["black", "gold", "te
 
 
 def plot_scores(history: dict, ax, title: str = None) -> None:
-    """Per-episode 20-arm mean with the worst-best arm band, the average of the last 100 episodes
-    (of all episodes so far, before episode 100), and the solve line."""
+    """Per-episode 20-arm mean, the worst-best arm band, the average of the last 100 episodes, the solve line."""
     ax.clear()
     episodes = np.arange(1, len(history["mean"]) + 1)
     ax.fill_between(episodes, history["min"], history["max"], alpha=0.25, label="worst to best of the 20 arms")
@@ -23,9 +22,7 @@ def plot_scores(history: dict, ax, title: str = None) -> None:
     ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1, label=f"solved: {TARGET_SCORE:g}")
     if history.get("solved_at"):
         ax.axvline(history["solved_at"], color="g", ls=":", label=f"solved at episode {history['solved_at']}")
-    ax.set_xlabel("episode")
-    ax.set_ylabel("score")
-    ax.set_ylim(0, 41)
+    ax.set(xlabel="episode", ylabel="score", ylim=(0, 41))
     ax.legend(loc="lower right")
     ax.grid(alpha=0.3)
     if title:
@@ -40,20 +37,15 @@ def history_of(run: dict) -> dict:
 
 
 def q_reference(scores, gamma: float) -> dict:
-    """Two values to read a critic's mean Q against: the ceiling r_max / (1 - gamma), the most any policy
-    can earn (every step in the goal), and the discounted return the arms earned, estimated from each
-    episode's score as (score / steps) / (1 - gamma): the mean reward a step, earned for ever. The
-    estimate ignores the steps an arm needs to reach its goal, so it errs high early in an episode."""
+    """What to read a critic's mean Q against: the ceiling r_max / (1 - gamma), the most any policy earns,
+    and the return earned, (score / steps) / (1 - gamma), which errs high early in an episode."""
     from reacher.physics import FRAMES_PER_STEP, MAX_STEPS, REWARD_PER_FRAME
     r_max = float(REWARD_PER_FRAME) * FRAMES_PER_STEP
     return {"ceiling": r_max / (1 - gamma), "earned": np.asarray(scores) / MAX_STEPS / (1 - gamma)}
 
 
 def plot_diagnostics(diag: dict, title: str = None, reference: dict = None):
-    """A run's diagnostics.csv, per episode, one quantity per panel: Q (with `reference`, from
-    `q_reference`: the ceiling and the return earned), the critic's and the actor's loss, |TD error|,
-    NoisyNet's sigma per layer, the share of young transitions (sampled and stored), the
-    never-replayed transitions (runs that recorded them), a new transition's priority, and beta."""
+    """A run's diagnostics.csv, per episode, one quantity per panel; Q with `reference` (`q_reference`) if given."""
     import matplotlib.pyplot as plt
     x = diag["episode"]
     panels = [("mean Q(s, a) of the sampled batches", [("q", "critic's mean Q")]),

@@ -3,9 +3,6 @@
     nets = load_networks("checkpoints")            # actor, actor_target, critic, normalizer, from the saved weights
     frames, scores, renderer = render_replay(policy_of(nets), steps=300, every=6)
     replay_panel(policy)                           # the notebook's panel: goals' speed and size, play, scrub
-
-Frames come from MuJoCo's offscreen renderer where an OpenGL context exists, else from a
-matplotlib drawing from above (reacher/render.py).
 """
 import io
 import json
@@ -15,13 +12,11 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .results import EVAL_SEED, ROOT
+from .results import EVAL_SEED, ROOT, acting
 
 
 def load_networks(run_dir: str = "checkpoints") -> dict:
-    """The saved actor, target actor, critic and state normaliser of a run, rebuilt from the
-    agent's classes and the run's saved configuration; `load_state_dict` is strict, so a network
-    that does not match its weights fails here."""
+    """A run's saved networks, rebuilt from the agent's classes and its config.json (strictly)."""
     from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
     run = os.path.join(ROOT, run_dir)
     cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
@@ -37,20 +32,14 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
 
 
 def policy_of(nets: dict):
-    """The exported policy, the target actor without noise behind the state normaliser, as
-    `policy(info) -> actions`."""
+    """The exported policy, the noise-free target actor behind the normaliser, as `policy(info) -> actions`."""
     actor, norm = nets["actor_target"], nets["normalizer"]
-
-    def policy(info):
-        with torch.no_grad():
-            return actor(norm(torch.as_tensor(info.vector_observations, dtype=torch.float32))).numpy()
-    return policy
+    return acting(lambda states: actor(norm(states)))
 
 
 def render_replay(policy, steps: int = 300, every: int = 6, width: int = 480, height: int = 270,
                   seed: int = EVAL_SEED, config: dict = None, **camera):
-    """Frames of `policy(info) -> actions` on goals unseen in training, every `every` steps; each
-    arm's score over those steps; and the renderer's name."""
+    """Frames of `policy(info) -> actions` on goals unseen in training, each arm's score, the renderer's name."""
     from reacher import ReacherEnvironment
     from reacher.render import make_view, record
     env = ReacherEnvironment(seed=seed, verbose=False)
@@ -70,8 +59,7 @@ def png(frame: np.ndarray) -> bytes:
 
 
 class WithFallback:
-    """A widget shown live where a kernel runs, and as a still image (or a line of text) where none
-    does: GitHub, nbviewer, `nbconvert --to html`, or JupyterLab before the cell is re-run."""
+    """A widget shown live where a kernel runs, and as a still image (or text) where none does (GitHub, HTML)."""
 
     def __init__(self, widget, still: bytes, text: str):
         self.widget, self.still, self.text = widget, still, text
@@ -83,17 +71,12 @@ class WithFallback:
 
 
 def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, height: int = 270) -> None:
-    """The exported policy without noise on unseen goals: choose the goals' speed and size (the
-    environment's reset parameters), press *replay*, then play or drag the slider."""
+    """The noise-free policy on unseen goals: choose the goals' speed and size, press *replay*, play or scrub."""
     import ipywidgets as widgets
     from IPython.display import display
 
-    def act(info):
-        with torch.no_grad():
-            return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
-
     def replay(speed=1.0, size=5.0):
-        frames, scores, renderer = render_replay(act, steps, every, width, height,
+        frames, scores, renderer = render_replay(acting(policy), steps, every, width, height,
                                                  config={"goal_speed": speed, "goal_size": size})
         return [png(f) for f in frames], scores, renderer
 

@@ -1,9 +1,6 @@
-"""What a training run shows while it runs: a progress bar, a log line, one live learning curve.
-
-The bar is `tqdm.auto`'s (a widget in JupyterLab, text elsewhere) and the curve one matplotlib
-figure redrawn in place through a display handle, so that printed log lines stay. Both are shown
-through display handles whose last state is also saved as text or PNG, which is what GitHub,
-nbviewer and `nbconvert --to html` show where no kernel runs.
+"""What a training run shows while it runs: `tqdm.auto`'s progress bar and one live learning curve, each
+redrawn in place through a display handle (so printed log lines stay) whose last state is saved as text or
+PNG for pages where no kernel runs (GitHub, nbviewer, `nbconvert --to html`).
 """
 from IPython.display import display
 from tqdm.auto import tqdm

@@ -3,11 +3,8 @@
     save_results(run_dir, agent, history, env)   # at the end of training (TrainingRun.finish)
     run = load_run("checkpoints")                # config, summary, per-episode scores, per-arm scores
 
-A run folder holds `config.json`, `scores.csv` (per episode: the 20-arm mean, worst and best arm,
-the average of the last 100 episodes, wall seconds), `arm_scores.csv` (every arm's score),
-`diagnostics.csv` (per episode: what learning saw, training.diagnostics),
-`summary.json`, the weights (`actor.pt`, `actor_target.pt`, `critic.pt`, `normalizer.pt`) and
-the exported policy `actor.pt2`. Each is written whole or not at all (`atomic_file`).
+It holds `config.json`, `scores.csv`, `arm_scores.csv`, `diagnostics.csv`, `summary.json`, the weights
+(`*.pt`) and the exported policy `actor.pt2`, each written whole or not at all (`atomic_file`).
 """
 import contextlib
 import copy
@@ -35,8 +32,7 @@ def first_episode_at(means, level: float = TARGET_SCORE):
 
 
 def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
-    """The processor's model name, or "" if unknown: the same code and seed repeat a run episode for
-    episode on the same kind of processor, not always on another (the rounding may differ)."""
+    """The processor's model name, or "": a run repeats on the same kind of processor, not always on another."""
     try:
         with open(cpuinfo) as f:
             names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
@@ -60,9 +56,7 @@ def machine() -> str:
 
 @contextlib.contextmanager
 def atomic_file(path: str, mode: str = "w"):
-    """A file to write `path` through: it is written as `path`.tmp in the same folder and renamed into
-    place when the block ends, so that a full disk, an error or a kill leaves the old file or the new
-    one, never half of one; the temporary file is removed if the block fails."""
+    """Write `path` through `path`.tmp, renamed into place at the block's end: the old file or the new, never half."""
     temporary = f"{path}.tmp"
     try:
         with open(temporary, mode) as f:
@@ -74,8 +68,7 @@ def atomic_file(path: str, mode: str = "w"):
         raise
 
 
-# What can change a result: the code and the pins (the notebook's code is its text twin's; the
-# .ipynb also changes when it only runs). Results, checkpoints, figures and logs cannot.
+# What can change a result: the code and the pins (the notebook's code is its text twin's).
 CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
               "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
 
@@ -87,8 +80,7 @@ def code_version(root: str = ROOT) -> str:
     env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
 
     def git(*args):
-        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True,
-                              env=env).stdout.strip()
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True, env=env).stdout.strip()
     try:
         if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
             return "unknown"                   # inside some other repository
@@ -115,10 +107,8 @@ class Float32Input(nn.Module):
 
 
 def export_policy(agent, path: str, state_size: int) -> None:
-    """The target actor with its state normaliser, without noise, as a `torch.export` program:
-    loadable with torch alone (`torch.export.load(path).module()`), for any number of arms and
-    states of float32 or float64."""
-    # a variant may wrap the policy (ablations)
+    """The noise-free target actor behind its normaliser as a `torch.export` program, loadable with torch
+    alone (`torch.export.load(path).module()`), for any number of arms and float32 or float64 states."""
     network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
     policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
@@ -144,8 +134,7 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
     write_csv(path("arm_scores.csv"), arms, history["arms"], "{:.2f}")
     if history.get("diagnostics"):
         names = list(history["diagnostics"][0])
-        write_csv(path("diagnostics.csv"), ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]),
-                  "{:.6g}")
+        write_csv(path("diagnostics.csv"), ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]), "{:.6g}")
     solved = history["solved_at"]
     summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
                "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
@@ -169,23 +158,24 @@ def write_csv(path: str, header: str, rows, number: str) -> None:
             f.write(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n")
 
 
-def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
-    """The exported policy (actor.pt2) without noise on goals unseen in training (environment seed
-    EVAL_SEED + seed): the 20-arm mean of each episode, and each arm's mean over the episodes."""
-    from reacher import ReacherEnvironment, play
-    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
-
+def acting(policy):
+    """`policy(states) -> actions` on tensors as `act(info) -> actions` on an environment's observations."""
     def act(info):
         with torch.no_grad():
             return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+    return act
 
-    scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), act, episodes)
+
+def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
+    """actor.pt2 on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
+    from reacher import ReacherEnvironment, play
+    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
+    scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
 def write_json(path: str, data: dict) -> str:
-    """`data` as JSON at `path`, written whole or not at all (`atomic_file`); its folder is made if
-    missing; the path."""
+    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); the path."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
     with atomic_file(path) as f:
         json.dump(data, f, indent=2)
@@ -198,8 +188,7 @@ def read_json(path: str):
 
 
 def load_run(path: str) -> dict:
-    """A run folder (relative to the project root, or absolute): its configuration, summary, the
-    per-episode scores as numpy columns and the per-arm scores (episodes x arms)."""
+    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics."""
     path = os.path.join(ROOT, path)
     scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
     arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]

@@ -1,16 +1,12 @@
 """A training run's bookkeeping, so that the notebook's training loop is the loop and nothing else.
 
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(train), max_episodes)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes)
     first = run.start(resume)              # 1, or the episode after the last checkpoint
     for episode in range(first, max_episodes + 1):
         ...                                # the episode itself
-        if run.end_episode(episode, scores):
+        if run.end_episode(episode, scores):   # also logs, draws and checkpoints (run_dir/resume/) every few
             break
     history = run.finish()                 # result files in run_dir
-
-`end_episode` keeps the scores, tests the solve criterion, prints a log line every `log_every`
-episodes, moves the progress bar, redraws the live curve and checkpoints every
-`checkpoint_every` episodes (and at the end) into `run_dir/resume/`.
 """
 import numbers
 import os
@@ -26,11 +22,8 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the co
 
 
 class Recorder:
-    """The diagnostics' bookkeeping, kept beside the agent rather than in it. It wraps the agent's
-    `learn` and its replay's `add` and `update_priorities`, and notes per update the losses and mean Q
-    that `learn` returns, the batch's mean |TD error| and the share of it added within the last 1000
-    insertions (about one episode); per stored transition, when it was added (in calls of `add`) and
-    whether an update has replayed it since. It draws no random number and changes no value."""
+    """The diagnostics' bookkeeping: it wraps `learn`, `add` and `update_priorities` to note what each update
+    saw, and per stored transition when it was added and whether it was replayed since. It changes no value."""
 
     def __init__(self, agent):
         memory, self.log, self.adds = agent.memory, [], 0
@@ -59,10 +52,7 @@ class Recorder:
 
 
 def diagnostics(agent, record: Recorder) -> dict:
-    """One episode's learning, from what each update logged (the log is then cleared) and the agent's
-    state at the episode's end: mean critic and actor loss, Q(s, a) and |TD error| over the updates;
-    the share of sampled transitions added within the last 1000 insertions (about one episode) and
-    that share among all stored ones; beta; a new transition's priority; NoisyNet's mean sigma per layer."""
+    """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
     log = np.array(record.log, float).reshape(-1, len(LOGGED))
     record.log.clear()
     m = agent.memory
@@ -76,8 +66,7 @@ def diagnostics(agent, record: Recorder) -> dict:
 
 
 def backlog(memory, record: Recorder) -> dict:
-    """The stored transitions never replayed since they were added: their share of the buffer, and
-    their share of the sampling probability (the sum tree's mass they hold)."""
+    """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
     waiting = np.flatnonzero(~record.replayed[:memory.size])
     total = memory.priorities.total()
     return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
@@ -87,23 +76,18 @@ def backlog(memory, record: Recorder) -> dict:
 class TrainingRun:
     def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
                  stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
-        """`fingerprint`: `checkpoints.code_fingerprint()`. ValueError for fewer than one episode, before
-        anything is written (a run of none would replace the folder's results with an untrained agent's)."""
+        """ValueError for fewer than one episode, before anything is written (it would replace the results)."""
         if not isinstance(max_episodes, numbers.Integral) or max_episodes < 1:
             raise ValueError(f"max_episodes must be a whole number >= 1, got {max_episodes!r}")
-        self.run_dir, self.agent, self.env, self.record = run_dir, agent, env, Recorder(agent)
-        self.fingerprint = fingerprint
+        self.run_dir, self.agent, self.env, self.record, self.fingerprint = run_dir, agent, env, Recorder(agent), fingerprint
         self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
         self.log_every, self.checkpoint_every = log_every, checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
-        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None,
-                        "diagnostics": []}
+        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None, "diagnostics": []}
         self.episode = 0
 
     def start(self, resume: bool = False) -> int:
-        """The first episode to train. A fresh run sets any earlier checkpoint aside; `resume`
-        continues from the checkpoint, if there is one, and refuses one of another configuration,
-        environment shape, code or processor (CheckpointError). One run at a time in a folder."""
+        """The first episode to train: a fresh run sets an earlier checkpoint aside, `resume` continues from it."""
         lock_folder(self.run_dir)
         restored = resume and load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint, self.record)
         if restored:
@@ -144,8 +128,7 @@ class TrainingRun:
                   f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
             self.curve.draw(h)
         if episode % self.checkpoint_every == 0 or self.finished():
-            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record,
-                            background=True)
+            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record, background=True)
         return self.finished()
 
     def finish(self) -> dict:
@@ -164,9 +147,7 @@ _locks = {}            # folder: the open lock file this process holds
 
 
 def lock_folder(folder: str) -> None:
-    """Hold `folder`/.lock (an OS lock, gone with the process that holds it, however it ends): a second
-    process training into the same folder is refused at once, naming the holder and how to free it.
-    The same process may train there again (a notebook cell re-run after an interruption)."""
+    """Hold `folder`/.lock, an OS lock gone with its process: a second process is refused, naming the holder."""
     folder = os.path.abspath(folder)
     if folder in _locks:
         return
@@ -197,8 +178,7 @@ def lock_folder(folder: str) -> None:
 
 
 def holder_of(pid: str) -> str:
-    """A lock's holder as a refusal names it: its pid and, where Linux's /proc tells, its command (a
-    Jupyter kernel named as one, since an idle kernel holds its lock until it restarts)."""
+    """A lock's holder: its pid and, where Linux's /proc tells, its command (a Jupyter kernel named as one)."""
     try:
         with open(f"/proc/{int(pid)}/cmdline", "rb") as f:
             command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()

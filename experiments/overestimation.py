@@ -1,16 +1,10 @@
-"""Does the critic overestimate? Its Q(s, mu(s)) beside a Monte-Carlo estimate of the return its policy
-earns from the same states, and the ceiling r_max / (1 - gamma) (figures.q_reference).
+"""Does the critic overestimate? Its Q(s, mu(s)) beside Monte-Carlo returns and the ceiling r_max / (1 - gamma).
 
     python -m experiments.overestimation --run checkpoints --episodes 2   # results/overestimation/checkpoints.json
 
-The diagnostics' mean Q (replayed (s, a) of the behaviour policy) ends above the ceiling, which no policy
-earns. Here the noise-free exported policy mu (the target actor's mean weights behind the normaliser, which
-the critic's targets bootstrap from) plays unseen goals (environment seed EVAL_SEED + the run's seed), and at
-every arm and step t, Q(s_t, mu(s_t)) meets G_t = sum_k gamma^k r_{t+k} to the episode's end (T = 1001 steps).
-Truncation: the critic values an endless future (the time limit is not terminal in training) and rewards lie
-in [0, r_max], so G_t misses a tail in [0, gamma^(T-t) ceiling]; only steps with L = ceil(log 0.01 / log gamma)
-or more steps left count (459 for gamma 0.99: the tail is under 1% of the ceiling, 0.04). G_t is a lower bound
-(mc_return), G_t plus its bound an upper one (mc_return_upper): bootstrapping with the critic would judge it by itself.
+The noise-free policy mu plays unseen goals; at every arm and step t, Q(s_t, mu(s_t)) meets G_t = sum_k gamma^k
+r_{t+k} to the episode's end, which misses a tail in [0, gamma^(T-t) ceiling]: only steps with at least
+L = ceil(log 0.01 / log gamma) left count. G_t is a lower bound (mc_return), G_t + the tail's an upper one.
 """
 import argparse
 import json
@@ -48,8 +42,7 @@ def usable_steps(steps: int, gamma: float, tolerance: float = TOLERANCE) -> int:
 
 
 def measure(run_dir: str, episodes: int = 2) -> dict:
-    """Play mu for `episodes` episodes on environment seed EVAL_SEED + the run's seed; at each step and arm the
-    critic values the state and mu's action, and the reward is kept: mean Q against G on the usable steps."""
+    """Play mu on environment seed EVAL_SEED + the run's seed: the critic's mean Q against G on the usable steps."""
     from reacher import BRAIN_NAME, ReacherEnvironment
     cfg = json.loads(Path(os.path.join(ROOT, run_dir, "config.json")).read_text())
     seed, gamma, twin, nets = cfg["seed"], cfg["gamma"], bool(cfg.get("clipped_double_q")), load_networks(run_dir)

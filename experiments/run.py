@@ -1,19 +1,12 @@
 """Train the notebook's agent headless, for several seeds and variants, and save the results.
 
     python -m experiments.run --variant full --seeds 0 1 2            # until solved (max 200)
-    python -m experiments.run --variant one_step --seeds 0 1 2 --episodes 100 --no-stop
-    python -m experiments.run --all                 # the report's set: what `make experiments` runs;
-                                                    # the full agent's seeds alone, then the ablations
+    python -m experiments.run --all                 # the report's set: what `make experiments` runs
     python -m experiments.run --import-notebook     # the notebook's run in checkpoints/ as full/seed0
     python -m experiments.run --analyses            # after --all: the weak arm and a twin critic, from runs/
 
-Each (variant, seed) runs in its own process with one torch thread, `--jobs` at a time (2 on
-this 2-core machine). A run checkpoints to runs/<variant>/seed<k>/ (large, not committed) and
-resumes from there if interrupted; when it ends, its small results (scores.csv, arm_scores.csv,
-config.json, summary.json with a 5-episode noise-free evaluation of the exported policy) are
-copied to results/<variant>/seed<k>/, and a run whose results exist is skipped.
-
-The agent is the notebook's own code, exported to `continuous_control.agent`, never a copy.
+Each run has its own process and torch thread, checkpoints to runs/<variant>/seed<k>/ (not committed), and
+leaves its small results, with a noise-free evaluation, in results/<variant>/seed<k>/ (then it is skipped).
 """
 import argparse
 import json
@@ -33,17 +26,13 @@ TEN_SEEDS = ("full", "one_step", "no_ramp", "uniform", "all_time_max_priority", 
              "no_noise", "plain", "learn_every_step", "clipped_double_q", "mirror")
 RESULT_FILES = ("scores.csv", "arm_scores.csv", "config.json", "summary.json")
 RUNS = os.path.join(ROOT, "runs")
-# The analyses at the end of `make experiments` (`--analyses`) read networks that results/ does not keep:
-# the weak arm plays each full seed's exported policy, and a clipped double-Q critic meets Monte-Carlo
-# returns. So these runs count as finished only while runs/ still holds them, and are made again if not.
+# The runs whose networks `--analyses` reads (results/ keeps none): finished only while runs/ holds them.
 WEAK_ARM_RUNS = tuple(("full", seed) for seed in SEEDS)
 TWIN_CRITIC_RUN = ("clipped_double_q", 0)
 
 
 def report_set() -> list[tuple[str, int, int, bool]]:
-    """(variant, seed, episodes, stop when solved) of every run the report reads, seed-major so
-    that an interrupted set already holds every variant for the first seeds: the full agent until
-    solved (at most 200 episodes), each ablation for 100 episodes."""
+    """(variant, seed, episodes, stop when solved) of every run the report reads, seed-major: first seeds first."""
     runs = []
     for seed in SEEDS:
         runs.append(("full", seed, 200, True))
@@ -52,29 +41,26 @@ def report_set() -> list[tuple[str, int, int, bool]]:
     return runs
 
 
-def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int = 1,
-            runs: str = RUNS, results: str = os.path.join(ROOT, "results"),
-            **overrides) -> dict:
-    """One training run in this process (resumed if interrupted); its summary. `concurrent`: how
-    many runs shared the machine; `overrides`: further Config changes (the tests' small runs)."""
+def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int = 1, runs: str = RUNS,
+            results: str = os.path.join(ROOT, "results"), **overrides) -> dict:
+    """One training run in this process (resumed if interrupted); its summary. `overrides`: Config changes."""
     import torch
 
     from continuous_control.ablations import config_for, train
+    from continuous_control.checkpoints import CheckpointError
     from reacher import ReacherEnvironment
     torch.set_num_threads(1)
     cfg = config_for(CHANGES[variant], seed=seed, **overrides)
     run_dir = os.path.join(runs, variant, f"seed{seed}")
-    from continuous_control.checkpoints import CheckpointError
+    go = lambda resume: train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop,
+                              resume=resume, live=False, log_every=10)
     try:
-        train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=True, live=False,
-              log_every=10)
+        go(resume=True)
     except CheckpointError as error:           # made by other code, or damaged: this run starts afresh
         shutil.rmtree(os.path.join(run_dir, "resume"))      # runs/ is scratch space: no copy is kept
         print(f"{error}\nDeleted it; starting {variant} seed {seed} afresh.", flush=True)
-        train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop, resume=False, live=False,
-              log_every=10)
-    summary = record(run_dir, os.path.join(results, variant, f"seed{seed}"), variant, seed,
-                     concurrent_runs=concurrent)
+        go(resume=False)
+    summary = record(run_dir, os.path.join(results, variant, f"seed{seed}"), variant, seed, concurrent_runs=concurrent)
     print(f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
           f"{summary['wall_seconds'] / 60:.1f} min, noise-free eval {[round(x, 2) for x in summary['eval_noise_free_5']]}",
           flush=True)
@@ -105,17 +91,14 @@ def import_notebook_run() -> None:
 
 
 def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS) -> bool:
-    """Whether results/<variant>/seed<k>/ holds a current run (its variant's changes and RESULTS_VERSION
-    as today) that reached this run's stop rule: solved (when `stop`), or `episodes` episodes, and, for
-    a run the analyses read, whether runs/ still holds its networks. Any other is run again."""
+    """Whether results/ holds this run, current (changes, RESULTS_VERSION), stopped, with runs/ networks if needed."""
     folder = os.path.join(results, variant, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
             os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
         return False
-    with open(os.path.join(folder, "summary.json")) as f:
-        summary = json.load(f)
+    summary = json.loads(Path(folder, "summary.json").read_text())
     if (summary.get("changes"), summary.get("results_version")) != (CHANGES[variant], RESULTS_VERSION):
         return False
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
@@ -140,8 +123,7 @@ def launch(run: tuple, jobs: int, results: str) -> int:
     print(f"started {variant} seed {seed} (log: {os.path.relpath(log, ROOT)})", flush=True)
     with open(log, "a") as out:
         code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    with open(log) as f:
-        tail = f.read().strip().splitlines()[-1:]
+    tail = Path(log).read_text().strip().splitlines()[-1:]
     print(f"finished {variant} seed {seed} (exit {code}): {tail[0] if tail else ''}", flush=True)
     return code
 
@@ -177,12 +159,10 @@ def main(argv=None):
     if args.analyses:
         return analyses()
     if args.one:
-        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs,
-                       results=args.results)
+        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs, results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
     todo = [run for run in plan if not finished(args.results, *run)]
-    # The seeds table's minutes are times to solve on the machine alone: with --all, the full
-    # agent's seeds run one at a time first, then the ablations `--jobs` at a time.
+    # With --all, the full agent's seeds run alone first (the seeds table times them), then the rest.
     alone = [run for run in todo if args.all and run[0] == "full"]
     shared = [run for run in todo if run not in alone]
     print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)

@@ -2,13 +2,8 @@
 
     .venv/bin/python -m experiments.weak_arm --run checkpoints --episodes 8
 
-Each arm's goal orbits at a speed drawn every episode, uniform(-1, 1) degrees a frame, whose sign (the
-direction of the orbit) is observation 32. The mirror x -> -x (continuous_control.ablations) is a symmetry
-of the Reacher that maps a goal orbiting one way onto one orbiting the other, so a policy could track both
-equally well. We play the same noise-free episodes (the goals do not depend on the actions) three times:
-as trained; with every arm whose goal orbits backwards (speed < 0) shown its mirror image and its action
-mirrored back, so that the policy only sees speeds > 0; and the control, everything mirrored to speed < 0.
-If the low arm-episodes are of one direction and mirroring lifts them, the cause is the policy's asymmetry.
+The same noise-free episodes, as trained and with every goal mirrored (x -> -x, ablations) to speed > 0 or
+< 0: if the low arm-episodes are of one direction and mirroring lifts them, the policy is asymmetric.
 """
 import argparse
 import json
@@ -26,7 +21,6 @@ from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
 
 CONDITIONS = {"as_trained": 0, "mirrored_to_positive": 1, "mirrored_to_negative": -1}  # speeds mirrored to this sign
-DIRECTIONS = {"positive": "speed > 0", "negative": "speed < 0", "all": "both"}
 WORST = 10             # the lowest arm-episodes as trained, followed through the mirrored conditions
 
 
@@ -91,8 +85,7 @@ def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
 
 
 def across_seeds(folders: list, episodes: int = 5) -> dict:
-    """Each run's exported policy on its evaluation goals (as results.evaluate: EVAL_SEED + seed, 5
-    episodes), as trained and mirrored each way: the mean score of each direction and the worst arm."""
+    """Each run's policy on its evaluation goals, as trained and mirrored: each direction's mean, the worst arm."""
     out = {}
     for folder in folders:
         seed = json.loads(Path(os.path.join(ROOT, folder, "summary.json")).read_text())["seed"]
@@ -107,7 +100,7 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
 
 
 def save_across_seeds(folders: list) -> None:
-    """`across_seeds` of these run folders into results/weak_arm_seeds.json, and its table printed."""
+    """`across_seeds` of these run folders into results/weak_arm_seeds.json."""
     write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(folders))
 
 

@@ -1,33 +1,14 @@
 """Make the course's unityagents 0.4.0 client work unchanged on numpy 2, and never wait forever.
 
-`make` (`python -m reacher.client_hook --install`) puts one line in the environment's
-site-packages, `reacher_unityagents.pth`, that loads this file, by path, at interpreter start-up.
-It imports nothing but the standard library then: it only registers an import hook, and the hook
-acts when a program imports `unityagents`, so the course's notebook runs as written:
-
-    from unityagents import UnityEnvironment          # nothing of this project imported
-    env = UnityEnvironment(file_name="reacher/Reacher_Linux_NoVis/Reacher.x86_64")
-
-An install by hand runs that command after `pip install -e .`, which cannot place the file: an
-editable install from setuptools puts nothing of a project's at the top of site-packages but its finder.
-
-What the hook changes in the client, and why:
-- numpy 2 removed `np.float_`, which the client's `step` checks actions against: the alias is given
-  back before `unityagents` runs.
-- The client waits for each answer of the environment with a blocking `recv()`. Each wait is now
-  bounded: it ends with an exception when the environment's process has exited (a crash, a kill, an
-  interpreter without mujoco), or after REACHER_CLIENT_TIMEOUT seconds (default 120) of silence. A value
-  that is not a positive number is refused as the environment is made, before it launches or takes a port.
-- A start that fails or is interrupted (Ctrl-C) gives its port back and ends the process it launched: the
-  client kept both, and a retry in the same process found its own port "in use".
-- An environment that refuses a command (the built-in one, for NaN actions or a reset parameter out
-  of range) answers with status 500 and the reason; the client raises UnityEnvironmentException
-  with it, and the environment stays up for the next command.
-- The client's gRPC server no longer shares its port (SO_REUSEPORT): a second environment on a busy
-  `worker_id` fails at once, naming the worker, instead of stealing the first one's connection.
-
-`python -m reacher.client_hook --install` also records this interpreter in the built-in executable's
-folder (`Reacher_Linux_NoVis/python.path`), so the executable serves with the project's packages.
+`python -m reacher.client_hook --install` (run by `make`) writes `reacher_unityagents.pth`, which loads this
+file at start-up to register an import hook, and records this interpreter for the built-in executable.
+When a program imports `unityagents`, the hook changes the client:
+- `np.float_`, which numpy 2 removed and the client's `step` checks actions against, is given back;
+- each wait for the environment ends with an exception when its process has exited, or after
+  REACHER_CLIENT_TIMEOUT seconds (default 120; a value that is not positive is refused before any launch);
+- a start that fails or is interrupted gives its port back and ends the process it launched;
+- a command the environment refuses (status 500) raises UnityEnvironmentException with its reason;
+- the gRPC server no longer shares its port: a second environment on a busy `worker_id` fails at once.
 """
 import importlib.abc
 import importlib.machinery
@@ -133,26 +114,24 @@ def _patch_communicator(module) -> None:
             self.unity_to_external.parent_conn.recv()
         aca_param = _wait(self, "before it started").unity_output
         self.is_open = True
+        _send(self, inputs)
+        _wait(self, "while it started")
+        return aca_param
+
+    def _send(self, inputs):
         message = UnityMessage()
         message.header.status = 200
         message.unity_input.CopyFrom(inputs)
         self.unity_to_external.parent_conn.send(message)
-        _wait(self, "while it started")
-        return aca_param
 
     def exchange(self, inputs):
         if not self.is_open:
             raise UnityEnvironmentException("The environment is closed, or its process has ended.")
-        message = UnityMessage()
-        message.header.status = 200
-        message.unity_input.CopyFrom(inputs)
-        self.unity_to_external.parent_conn.send(message)
+        _send(self, inputs)
         output = _wait(self, "before answering")
         if output.header.status == ERROR_STATUS:
             raise UnityEnvironmentException(f"The environment refused the command: {output.header.message}")
-        if output.header.status != 200:
-            return None
-        return output.unity_output
+        return output.unity_output if output.header.status == 200 else None
 
     RpcCommunicator.__init__, RpcCommunicator.initialize, RpcCommunicator.exchange = __init__, initialize, exchange
 
@@ -220,8 +199,7 @@ def install_hook() -> None:
 
 
 def pth_line() -> str:
-    """The .pth line: load this file by path at start-up (importing `reacher` would load mujoco), and
-    nothing at all once the project has moved."""
+    """The .pth line: load this file by path (importing `reacher` would load mujoco); nothing once the project moved."""
     return (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
             "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
             "s and s.loader.exec_module(m); m and m.install_hook()\n")
@@ -231,13 +209,12 @@ def install(site_packages: str | None = None) -> list[str]:
     """Write the .pth into this interpreter's site-packages and record the interpreter for the executable."""
     import sysconfig
     target = os.path.join(site_packages or sysconfig.get_path("purelib"), PTH_NAME)
-    written = []
-    for path, text in ((target, pth_line()), (PYTHON_RECORD, sys.executable + "\n")):
+    files = {target: pth_line(), PYTHON_RECORD: sys.executable + "\n"}
+    for path, text in files.items():
         with open(path + ".tmp", "w") as f:
             f.write(text)
         os.replace(path + ".tmp", path)
-        written.append(path)
-    return written
+    return list(files)
 
 
 if __name__ == "__main__":

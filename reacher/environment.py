@@ -1,6 +1,4 @@
-"""The built-in Reacher behind the Python API of `unityagents.UnityEnvironment` (0.4.0).
-
-Course code runs unchanged:
+"""The built-in Reacher behind the Python API of `unityagents.UnityEnvironment` (0.4.0): course code runs unchanged.
 
     env = ReacherEnvironment()                  # instead of UnityEnvironment(file_name=...)
     brain_name = env.brain_names[0]
@@ -38,8 +36,7 @@ class BrainParameters:
         self.camera_resolutions = []
         self.vector_action_space_size = action_size
         self.vector_action_descriptions = [""] * action_size
-        self.vector_action_space_type = "continuous"
-        self.vector_observation_space_type = "continuous"
+        self.vector_action_space_type = self.vector_observation_space_type = "continuous"
 
     def __str__(self) -> str:
         return f"""Unity brain name: {self.brain_name}
@@ -53,14 +50,9 @@ class BrainParameters:
 
 
 class BrainInfo:
-    """One brain's view of a step; the fields of unityagents' BrainInfo.
+    """One brain's view of a step, as the real client's: float64 observations of float32 values, and lists."""
 
-    As from the real client, `vector_observations` is a float64 array (agents x 33) of float32
-    values, and `rewards`, `local_done`, `max_reached`, `agents` are lists.
-    """
-
-    def __init__(self, observations: np.ndarray, rewards: np.ndarray, done: bool,
-                 previous_actions: np.ndarray):
+    def __init__(self, observations: np.ndarray, rewards: np.ndarray, done: bool, previous_actions: np.ndarray):
         n = len(observations)
         self.vector_observations = observations.astype(np.float64)
         self.visual_observations = []
@@ -75,18 +67,9 @@ class BrainInfo:
 
 
 class ReacherEnvironment:
-    """20 Reacher arms simulated in this process (`reacher/physics.py`, `reacher/physx.py`).
+    """20 Reacher arms simulated in this process; `seed` seeds the goals, `joint_model` is one of JOINT_MODELS."""
 
-    Args:
-        num_agents: number of arms (20 as in the course's build; 1 for the one-arm version).
-        seed: seeds the goals' random angles and speeds; the same seed gives the same run.
-        verbose: print the 'Academy started successfully!' block, as the Unity build does.
-        joint_model: how the shoulder and elbow joints are modelled (`reacher.physics.JOINT_MODELS`);
-            the default is the one the calibration chose (doc/calibration.md).
-    """
-
-    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True,
-                 joint_model: str | None = None):
+    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True, joint_model: str | None = None):
         self._physics = ReacherPhysics(num_agents, seed, joint_model)
         self._brains = {BRAIN_NAME: BrainParameters(BRAIN_NAME, OBSERVATION_SIZE, ACTION_SIZE)}
         self._steps = None          # None until the first reset, as unityagents requires one
@@ -95,7 +78,9 @@ class ReacherEnvironment:
             print(f"'{ACADEMY_NAME}' started successfully!\n{self}")
             print(f"({self.description}: {num_agents} agents, seed {seed})")
 
-    # --- the unityagents surface -------------------------------------------------------------
+    academy_name, number_brains, number_external_brains = ACADEMY_NAME, 1, 1
+    global_done = False        # agents reset themselves at their step limit; the academy never ends
+
     @property
     def brain_names(self) -> list[str]:
         return [BRAIN_NAME]
@@ -107,22 +92,6 @@ class ReacherEnvironment:
     @property
     def brains(self) -> dict[str, BrainParameters]:
         return self._brains
-
-    @property
-    def academy_name(self) -> str:
-        return ACADEMY_NAME
-
-    @property
-    def number_brains(self) -> int:
-        return 1
-
-    @property
-    def number_external_brains(self) -> int:
-        return 1
-
-    @property
-    def global_done(self) -> bool:
-        return False       # agents reset themselves at their step limit; the academy never ends
 
     @property
     def reset_parameters(self) -> dict[str, float]:
@@ -147,11 +116,8 @@ class ReacherEnvironment:
                 f"        Reset Parameters :\n\t\t{params}\n" + str(self._brains[BRAIN_NAME]))
 
     def reset(self, train_mode: bool = True, config: dict | None = None, lesson=None) -> dict:
-        """Start a new episode for every agent; no physics step is taken (spec, Interface).
-
-        `config` may change the reset parameters `goal_speed` and `goal_size`; they stay in force
-        for later resets, as in Unity.
-        """
+        """Start a new episode for every agent, with no physics step (spec, Interface). `config` may change
+        `goal_speed` and `goal_size`; they stay in force for later resets, as in Unity."""
         self._check_open()
         self._physics.reset_parameters.update(self._checked_config(config or {}))
         observations = self._physics.reset()
@@ -160,16 +126,11 @@ class ReacherEnvironment:
         return {BRAIN_NAME: BrainInfo(observations, rewards, False, self._physics.actions)}
 
     def step(self, vector_action=None, memory=None, text_action=None) -> dict:
-        """Advance one decision (4 physics frames) with the given actions, agents x 4 in [-1, 1].
-
-        The 1001st step after a reset reports `local_done` and `max_reached` for every agent,
-        with the reward of its 4 frames, and already returns the next episode's start state
-        (spec, Episodes): do not store that transition as if its next state followed from it.
-        """
+        """Advance 4 physics frames with actions (agents x 4, in [-1, 1]). The 1001st step after a reset
+        reports done with its reward, and already returns the next episode's start state (spec, Episodes)."""
         self._check_open()
         if self._steps is None:
-            raise UnityEnvironmentException(
-                "You cannot conduct step without first calling reset. Reset the environment with 'reset()'")
+            raise UnityEnvironmentException("You cannot conduct step without first calling reset. Reset the environment with 'reset()'")
         actions = self._checked_actions(vector_action)
         observations, rewards = self._physics.step(actions)
         applied = self._physics.actions.copy()
@@ -181,8 +142,7 @@ class ReacherEnvironment:
         return {BRAIN_NAME: BrainInfo(observations, rewards, done, applied)}
 
     def seed(self, seed: int | None) -> None:
-        """Seed the goals' random angles and speeds anew: from the next reset on, the episodes
-        are those of `ReacherEnvironment(seed=seed)` (not part of the unityagents API)."""
+        """From the next reset on, the episodes of `ReacherEnvironment(seed=seed)` (not in unityagents' API)."""
         self._physics.rng = np.random.default_rng(seed)
 
     def close(self) -> None:
@@ -194,7 +154,6 @@ class ReacherEnvironment:
     def __exit__(self, *exc) -> None:
         self.close()
 
-    # --- helpers ------------------------------------------------------------------------------
     @property
     def num_agents(self) -> int:
         return self._physics.num_agents
@@ -222,16 +181,14 @@ class ReacherEnvironment:
 
     def _checked_actions(self, vector_action) -> np.ndarray:
         n = self.num_agents
-        if vector_action is None:
-            return np.zeros((n, ACTION_SIZE))           # unityagents sends zeros for a missing action
         if isinstance(vector_action, dict):
             unknown = set(vector_action) - {BRAIN_NAME}
             if unknown:
                 raise UnityActionException(
                     f"The name {sorted(unknown)[0]} does not correspond to an external brain in the environment")
             vector_action = vector_action.get(BRAIN_NAME)
-            if vector_action is None:
-                return np.zeros((n, ACTION_SIZE))
+        if vector_action is None:
+            return np.zeros((n, ACTION_SIZE))           # unityagents sends zeros for a missing action
         try:
             raw = np.asarray(vector_action)
         except (TypeError, ValueError):

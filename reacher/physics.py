@@ -1,17 +1,11 @@
-"""MuJoCo model and environment physics of the Unity Reacher: all arms in one model, in lockstep.
+"""MuJoCo model and physics of the Unity Reacher: all arms in one model, in lockstep.
 
-Every number is from the environment's specification; `doc/environment.md` restates each one
-with its source (cited below as "env, <section>"). MuJoCo holds the model: bodies, geometry,
-forward kinematics and rendering. A physics frame is stepped the way PhysX 3.3 steps it, which
-MuJoCo cannot do, by `reacher/physx.py`; this module adds the goals, the reward and the
-observation.
+Every number is from the specification, `doc/environment.md` (cited as "env, <section>"). MuJoCo
+holds the model and its kinematics, `physx.py` steps each frame as PhysX 3.3 does, and this module
+adds the goals, the reward and the observation.
 
-Frames. Unity is left-handed with y up; MuJoCo is right-handed. We simulate in a right-handed
-frame with y up and z flipped, m = S u with S = diag(1, 1, -1). Positions and linear velocities
-map as p_u = S p_m. Angular quantities (axial vectors) pick up the determinant of S:
-w_u = -S w_m, torque_m = -S torque_u, and a rotation quaternion (w, x, y, z)_m becomes
-(w, -x, -y, z)_u. Every body's MuJoCo frame is aligned with the world at rest, so the Unity
-rotation of a link is that joint rotation followed by the rest rotation Euler(180, 0, 0).
+Frames: Unity is left-handed, MuJoCo right-handed; we simulate with y up and z flipped, S = diag(1, 1, -1):
+p_u = S p_m, axial vectors w_u = -S w_m, and a quaternion (w, x, y, z)_m is (w, -x, -y, z)_u.
 """
 from __future__ import annotations
 
@@ -22,7 +16,6 @@ import numpy as np
 
 from . import physx
 
-# --- numbers from the specification (doc/environment.md) ---------------------------------------
 FRAME_DT = 0.02               # env, Interface: one physics frame is 0.02 s
 FRAMES_PER_STEP = 4           # env, Interface: one env.step = 4 frames, same action on each
 MAX_STEPS = 1001              # env, Episodes: the 1001st step after a reset reports done
@@ -39,12 +32,9 @@ GOAL_HEIGHT = -1.0            # ... in the plane y = -1
 HAND_RADIUS = 1.0             # env, Bodies: hand sphere, world radius 1.0
 REWARD_PER_FRAME = np.float32(0.01)  # env, Reward: 0.01 per overlapping frame, float32 sums
 DEFAULT_RESET_PARAMETERS = {"goal_speed": 1.0, "goal_size": 5.0}  # env, Interface
-# The values a reset may set (not Unity's: it takes any float). goal_speed is degrees a step, so more
-# than a turn a step only aliases, and float32 overflows near 3e38; a goal of size 100 (radius 50) already
-# covers the neighbouring arms, 20 apart.
+# What a reset may set (Unity takes any float): more only aliases, or covers the neighbouring arms.
 RESET_RANGES = {"goal_speed": (-360.0, 360.0), "goal_size": (0.0, 100.0)}
-OBSERVATION_SIZE = 33
-ACTION_SIZE = 4
+OBSERVATION_SIZE, ACTION_SIZE = 33, 4
 # Euler(180, 0, 0) as Unity's float32 quaternion (x, y, z, w): w = cos(pi/2) in float32.
 REST_QUAT_W = np.float32(np.cos(np.float32(np.pi / 2)))   # -4.371139e-08, as Unity prints
 # env, Coordinates: the 20 agent origins, x in {-40..40} times z in {0, 20, 41.1, 61.1}.
@@ -53,8 +43,7 @@ ORIGIN_ZS = (0.0, 20.0, 41.1, 61.1)
 _FLIP = np.array([1.0, 1.0, -1.0])            # S: Unity <-> MuJoCo positions
 _AXIAL_FLIP = -_FLIP                          # -S: Unity <-> MuJoCo angular vectors
 _YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])
-# A step's reward for 0..4 overlapping frames: float32 sums of 0.01, as Unity adds them
-# (so 4 frames give 0.03999999910593033, as the spec prints).
+# A step's reward for 0..4 overlapping frames, float32 sums as Unity's (4 give 0.03999999910593033).
 _FRAME_REWARD_SUMS = np.cumsum(np.r_[0.0, [REWARD_PER_FRAME] * FRAMES_PER_STEP].astype(np.float32), dtype=np.float32)
 
 
@@ -71,26 +60,22 @@ def _cross(a: np.ndarray, b: np.ndarray) -> np.ndarray:
     return a[..., _YZX] * b[..., _ZXY] - a[..., _ZXY] * b[..., _YZX]
 
 
-# Chosen by calibration (doc/calibration.md): the joint model that puts Unity-trained actors,
-# random play and the scripted controller closest to their Unity numbers.
+# The joint model closest to the Unity build in calibration (doc/calibration.md).
 JOINT_MODELS = tuple(physx.JOINT_MODELS)
 DEFAULT_JOINT_MODEL = "hinges_xz"
 
 
 def _arm_xml(i: int, origin_m: np.ndarray) -> str:
-    """One arm in MuJoCo frame. Body frames sit at the joint pivots (env, Bodies). The joints are
-    ball joints: MuJoCo only places the links from the relative rotations the joint model sets."""
+    """One arm in MuJoCo frame, body frames at the pivots; ball joints, set by the joint model (env, Bodies)."""
     x, _, z = origin_m
     return f"""
     <geom name="base{i}" type="sphere" size="0.5" pos="{x} 0 {z}" rgba=".5 .5 .5 1"/>
     <body name="A{i}" pos="{x} 0.02 {z}">
-      <!-- shoulder pivot at (0, +0.02, 0) -->
       <joint name="shoulder{i}" type="ball"/>
       <!-- capsule r 0.5, centre y = -4, spans y -7..-1: segment -1.5..-6.5, relative to the pivot -->
       <inertial pos="0 -4.02 0" mass="{MASS}" diaginertia="{' '.join(map(str, INERTIA[0]))}"/>
       <geom name="upper{i}" type="capsule" fromto="0 -1.52 0 0 -6.52 0" size="0.5" rgba=".2 .4 .9 1"/>
       <body name="B{i}" pos="0 -7.02 0">
-        <!-- elbow pivot at (0, -7, 0) -->
         <joint name="elbow{i}" type="ball"/>
         <!-- capsule + hand: centre of mass at y = -11.4545, i.e. 4.4545 below the elbow -->
         <inertial pos="0 -4.4545 0" mass="{MASS}" diaginertia="{' '.join(map(str, INERTIA[1]))}"/>
@@ -122,12 +107,7 @@ def build_model(num_agents: int) -> mujoco.MjModel:
 
 
 class ReacherPhysics:
-    """The arms, the goals and the reward, vectorised over agents. No Python loop per agent.
-
-    `reset()` and `step(actions)` return observations of shape (num_agents, 33) in Unity's
-    conventions; `step` also returns the float32 rewards summed over the step's 4 frames.
-    Episode bookkeeping (the 1001-step limit) lives in the environment class, not here.
-    """
+    """The arms, the goals and the reward, vectorised over agents, in Unity's conventions (no step limit)."""
 
     def __init__(self, num_agents: int = 20, seed: int | None = 0, joint_model: str | None = None):
         if isinstance(num_agents, bool) or not isinstance(num_agents, numbers.Integral) or num_agents < 1:
@@ -144,9 +124,7 @@ class ReacherPhysics:
         self.origins = agent_origins(n)                       # Unity frame, float64
         self.origins32 = self.origins.astype(np.float32)
         self._origins_m = self.origins * _FLIP
-        # Layout (asserted below): bodies world, A0, B0, A1, B1, ..., goals; geoms base0..base{n-1},
-        # then upper_i, fore_i, hand_i per arm, then goals; 2 ball joints per arm. So every per-arm
-        # quantity is a reshaped view of MuJoCo's own arrays, and no step copies by index.
+        # Bodies world, A0, B0, A1, ..., goals; geoms base_i, upper_i, fore_i, hand_i, goals: per-arm views.
         d = self.data
         self._qpos = d.qpos.reshape(n, 2, 4)                   # relative quaternions (w, x, y, z)
         self._quats = d.xquat[1:1 + 2 * n].reshape(n, 2, 4)
@@ -157,28 +135,23 @@ class ReacherPhysics:
         assert self.model.body(2 * n).name == f"B{n - 1}" and self.model.geom(4 * n - 1).name == f"hand{n - 1}"
         self._goal_geoms = np.arange(4 * n, 5 * n)
         self.coords = np.zeros((n, 4))                          # the joint model's coordinates
-        # Cartesian velocities, kept between frames as PhysX keeps them: (n, body A/B, linear/angular,
-        # xyz), world frame; linear velocities are those of the centres of mass.
+        # Cartesian velocities kept between frames, as PhysX does: (n, A/B, linear of the CoM/angular, xyz), world.
         self.velocities = np.zeros((n, 2, 2, 3))
         self._axes = np.zeros((n, 4, 3))                         # each coordinate's world axis
         self._inertia = np.ascontiguousarray(INERTIA)
-        self.goal_degree = np.zeros(n, np.float32)
-        self.goal_speed = np.zeros(n, np.float32)
+        self.goal_degree, self.goal_speed = np.zeros(n, np.float32), np.zeros(n, np.float32)
         self.actions = np.zeros((n, ACTION_SIZE), np.float32)
         self._goal = self._goal_from_degrees(self.goal_degree)
         self._pose()
 
-    # --- reset -------------------------------------------------------------------------------
-    def reset(self, agents: np.ndarray | None = None) -> np.ndarray:
-        """Put the chosen agents (default: all) back to the start state; no physics step."""
-        sel = slice(None) if agents is None else agents
-        self.coords[sel] = 0.0
-        self.velocities[sel] = 0.0
-        count = self.num_agents if agents is None else int(np.count_nonzero(agents))
+    def reset(self) -> np.ndarray:
+        """Put every agent back to the start state; no physics step."""
+        self.coords[:] = 0.0
+        self.velocities[:] = 0.0
         # env, Goal motion: goalDegree an integer in [0, 360); goalSpeed uniform(-1, 1) * goal_speed
-        self.goal_degree[sel] = self.rng.integers(0, 360, count)
-        self.goal_speed[sel] = self.rng.uniform(-1.0, 1.0, count) * self.reset_parameters["goal_speed"]
-        self.actions[sel] = 0.0
+        self.goal_degree[:] = self.rng.integers(0, 360, self.num_agents)
+        self.goal_speed[:] = self.rng.uniform(-1.0, 1.0, self.num_agents) * self.reset_parameters["goal_speed"]
+        self.actions[:] = 0.0
         self.model.geom_size[self._goal_geoms, 0] = 0.5 * self.reset_parameters["goal_size"]
         self._goal = self._goal_from_degrees(self.goal_degree)
         self._pose()
@@ -198,7 +171,6 @@ class ReacherPhysics:
         self._pose()
         return self.observe()
 
-    # --- step --------------------------------------------------------------------------------
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply (num_agents, 4) actions for 4 frames; return observations and rewards."""
         n = self.num_agents
@@ -214,8 +186,7 @@ class ReacherPhysics:
         goals_m = goals * _FLIP + self._origins_m                    # world, MuJoCo frame
         hand = np.empty((FRAMES_PER_STEP, n, 3))
         physx.step(self._model_id, self.coords, self.velocities, torque, self._origins_m, self._inertia,
-                   FRAMES_PER_STEP, FRAME_DT, GRAVITY, DRAG_FACTOR, MAX_ANGULAR_SPEED,
-                   hand, self._qpos, self._axes)
+                   FRAMES_PER_STEP, FRAME_DT, GRAVITY, DRAG_FACTOR, MAX_ANGULAR_SPEED, hand, self._qpos, self._axes)
         mujoco.mj_kinematics(self.model, self.data)
         # env, Reward: 0.01 for every frame in which the hand sphere overlaps the goal sphere.
         reach2 = (HAND_RADIUS + 0.5 * self.reset_parameters["goal_size"]) ** 2
@@ -234,26 +205,22 @@ class ReacherPhysics:
         return torque
 
     def free_velocities(self, actions: np.ndarray) -> np.ndarray:
-        """What PhysX's steps 1-3 make of the current velocities under `actions`, before the
-        joint solve (for tests; the state is left unchanged): (n, 2 bodies, linear/angular, 3)."""
+        """PhysX's steps 1-3 on the current velocities, before the joint solve (for tests; state unchanged)."""
         out = self.velocities.copy()
         physx.free_velocities(self._model_id, self.coords, out, self.torques(np.clip(actions, -1, 1)),
                               self._origins_m, self._inertia, FRAME_DT, GRAVITY, DRAG_FACTOR, MAX_ANGULAR_SPEED)
         return out
 
     def _pose(self) -> None:
-        """Place the links from the coordinates (no time passes): the joint model's relative
-        rotations into MuJoCo's ball joints, and MuJoCo's forward kinematics."""
+        """Place the links from the coordinates (no time passes), and run MuJoCo's kinematics."""
         points = np.empty((self.num_agents, 6, 3))
         physx.pose(self._model_id, self.coords, self._origins_m, self._qpos, self._axes, points)
         mujoco.mj_kinematics(self.model, self.data)
 
     def dof_axes(self) -> np.ndarray:
-        """World axes (n, 4, 3), MuJoCo frame, about which each coordinate turns its child link:
-        the shoulder's two, then the elbow's two."""
+        """World axes (n, 4, 3), MuJoCo frame, about which each coordinate turns its child link."""
         return self._axes
 
-    # --- goal and observation ----------------------------------------------------------------
     def goal_position(self) -> np.ndarray:
         """Goal centre relative to each origin, (num_agents, 3), Unity frame, float32."""
         return self._goal
@@ -296,7 +263,6 @@ class ReacherPhysics:
         out[:, 32] = self.goal_speed
         return out
 
-    # --- for rendering and controllers -------------------------------------------------------
     def sync_goal_bodies(self) -> None:
         """Move the goal spheres (drawn only) to the goals, for rendering."""
         self.data.mocap_pos[:] = self._origins_m + self.goal_position() * _FLIP

@@ -1,35 +1,17 @@
-"""One physics frame of the Unity Reacher, stepped the way PhysX 3.3 steps it.
-
-MuJoCo cannot step this way (it integrates in joint space and has no speed cap), so this module
-does, compiled with numba and batched over the arms in one call (a loop in compiled code, never
-in Python). For each body b of an arm, with world angular velocity w_b, linear velocity v_b of its
-centre of mass, world torque tau_b from the action and world inertia I_b (doc/environment.md,
-"One physics frame"; PhysX 3.3 `PxsBodyCoreIntegrator.h`, `integrateCore`):
+"""One physics frame of the Unity Reacher, stepped as PhysX 3.3 steps it (MuJoCo integrates in joint space
+and has no speed cap), compiled with numba and batched over the arms. Per body b (doc/environment.md, "One
+physics frame"; PhysX 3.3 `PxsBodyCoreIntegrator.h`, `integrateCore`):
 
     1. v_b += g dt,  w_b += I_b^-1 tau_b dt      the whole world torque, the link axis included
     2. w_b *= 1 - 0.05 dt                        angular drag, PhysX's linear form
     3. w_b *= min(1, 7 / |w_b|)                  Rigidbody.maxAngularVelocity, the whole vector
-    4. u = J s,  s = (J^T M J)^-1 J^T M u        the joint solve (PhysX: 12 iterations toward
-                                                 this projection; here its exact limit)
+    4. u = J s,  s = (J^T M J)^-1 J^T M u        the joint solve, the limit of PhysX's 12 iterations
     5. c += s dt                                 positions from the projected velocities
 
-u holds both bodies' velocities (12 numbers), M their mass matrix, s the joints' coordinate
-rates and J the map from s to u. After step 4 the bodies keep the projected Cartesian velocities,
-as PhysX keeps Cartesian velocities between frames; the next frame starts from them at the new
-pose. That is what gives the chain its centrifugal and Coriolis couplings, and it loses about
-(w dt)^2 / 2 of the kinetic energy a frame, as PhysX does. The joints are held exactly in their
-coordinates, so there is no drift for a bias to correct.
-
-Joint models: each joint has two coordinates (a, b) giving its relative rotation (child in
-parent), and two axes along which they turn the child.
-    HINGES_XZ  a hinge about the parent's x, then one about the child's own z
-    HINGES_ZX  the other order
-    SWING      Unity's ConfigurableJoint (angular X, Z free, Y locked) as PhysX's D6 joint holds
-               it: `prepareLockedAxes` drives the y part of the relative quaternion to zero, so
-               the relative rotation is exp(phi), phi = (a, 0, b) in the parent's frame, a swing
-               with no twist about the link; its rates turn the child about J_l(phi) (a, 0, b)',
-               J_l the left Jacobian of SO(3)'s exponential map, whose rows span what PhysX's
-               `computeJacobianAxes` row for y leaves free.
+u: both bodies' 12 velocities (of the centres of mass), M their mass matrix, s the coordinate rates. The bodies
+keep u between frames, as PhysX does: hence the chain's Coriolis couplings, and ~(w dt)^2 / 2 of energy lost a frame.
+Joint models, two coordinates (a, b) a joint: HINGES_XZ, hinges about the parent's x then the child's z; HINGES_ZX,
+the other order; SWING, PhysX's D6 joint with y locked: exp(phi), phi = (a, 0, b), turning about J_l(phi) (a, 0, b)'.
 """
 import math
 
@@ -39,8 +21,7 @@ from numba import njit
 HINGES_XZ, HINGES_ZX, SWING = 0, 1, 2
 JOINT_MODELS = {"hinges_xz": HINGES_XZ, "hinges_zx": HINGES_ZX, "swing": SWING}
 
-# The arm (doc/environment.md, "Bodies"), MuJoCo frame (y up), lengths from each joint's pivot
-# down the link's axis, local -y.
+# The arm (doc/environment.md, "Bodies"): lengths from each joint's pivot down the link's axis, local -y.
 SHOULDER_HEIGHT = 0.02        # shoulder pivot above the agent's origin
 ELBOW = 7.02                  # elbow pivot below the shoulder pivot
 COM_A = 4.02                  # A's centre of mass below the shoulder pivot (capsule centre)
@@ -99,10 +80,8 @@ def _local_axes(model, a, b, rel, out):
 
 @njit(cache=True)
 def _arm_pose(model, c, origin, rot, axes, points, quats, rel, local):
-    """Rotations of A and B (2, 3, 3), the 4 coordinate axes (4, 3) and the points (6, 3):
-    shoulder, elbow, A's and B's centres of mass, B's capsule centre, hand; all world frame.
-    Also the joints' relative quaternions (2, 4) as MuJoCo's ball joints take them. rel (3, 3)
-    and local (2, 3) are scratch space."""
+    """Rotations of A and B (2, 3, 3), the 4 coordinate axes (4, 3), the points (6, 3): shoulder, elbow,
+    A's and B's centres of mass, B's capsule centre, hand (world frame); and the joints' quaternions (2, 4)."""
     for j in range(2):
         w, x, y, z = _relative_rotation(model, c[2 * j], c[2 * j + 1], rel)
         quats[j, 0], quats[j, 1], quats[j, 2], quats[j, 3] = w, x, y, z
@@ -189,34 +168,19 @@ def free_velocities(model, coords, velocities, torque, origins, inertia, dt, gra
 
 
 @njit(cache=True)
-def step(model, coords, velocities, torque, origins, inertia, frames, dt, gravity, drag, max_speed,
-         hands, quats, axes_out):
-    """Advance every arm by `frames` physics frames with constant world torques.
-
-    coords (n, 4) and velocities (n, 2 bodies, 2 [linear, angular], 3) are updated in place;
-    torque (n, 2, 3) world; inertia (2, 3) principal, about each centre of mass (local axes).
-    Writes the hand centre after each frame to hands (frames, n, 3), and the pose at the end to
-    quats (n, 2, 4) and axes_out (n, 4, 3).
-    """
-    n = coords.shape[0]
-    rot = np.empty((2, 3, 3))
-    axes = np.empty((4, 3))
-    points = np.empty((6, 3))
-    jt = np.zeros((4, 12))                    # J^T: coordinate k -> the 12 body velocities
-    mjt = np.zeros((4, 12))                   # (M J)^T
-    mq = np.empty((4, 4))
-    h = np.empty(4)
-    s = np.empty(4)
-    tmp = np.empty(3)
-    lever = np.empty(3)
+def step(model, coords, velocities, torque, origins, inertia, frames, dt, gravity, drag, max_speed, hands, quats, axes_out):
+    """Advance every arm `frames` frames under world torques (n, 2, 3), coords (n, 4) and velocities (n, 2, 2, 3)
+    in place; the hand after each frame into hands (frames, n, 3), the final pose into quats and axes_out."""
+    rot, axes, points, tmp, lever = np.empty((2, 3, 3)), np.empty((4, 3)), np.empty((6, 3)), np.empty(3), np.empty(3)
+    jt, mjt = np.zeros((4, 12)), np.zeros((4, 12))      # J^T (coordinate k -> the 12 body velocities), (M J)^T
+    mq, h, s = np.empty((4, 4)), np.empty(4), np.empty(4)
     rel, local, low = np.empty((3, 3)), np.empty((2, 3)), np.empty((4, 4))
-    for i in range(n):
+    for i in range(coords.shape[0]):
         c, u, flat = coords[i], velocities[i], velocities[i].reshape(12)
         _arm_pose(model, c, origins[i], rot, axes, points, quats[i], rel, local)
         for f in range(frames):
             _free_velocity(u, rot, torque[i], inertia, dt, gravity, drag, max_speed, tmp)
-            # 4. the joint solve. Coordinate k turns the bodies beyond its joint about axis_k:
-            # angular velocity axis_k, linear velocity axis_k x (centre of mass - pivot).
+            # 4. the joint solve: coordinate k turns the bodies beyond its joint at axis_k, axis_k x (com - pivot).
             for k in range(4):
                 pivot = 0 if k < 2 else 1
                 if k < 2:

@@ -1,9 +1,6 @@
 """Pictures of the arms: MuJoCo's offscreen renderer when OpenGL is available, matplotlib otherwise.
 
-The OpenGL backend is picked when the first view is made, never at import: `MUJOCO_GL` if it was
-set before mujoco was imported, MuJoCo's default (GLFW) where there is a display, and on a
-headless Linux machine the first of EGL, then OSMesa, that makes a context. Rendering only reads
-the simulation: it never changes the physics.
+The OpenGL backend is picked at the first view: `MUJOCO_GL` if set, GLFW with a display, else EGL or OSMesa.
 
     view = make_view(env.physics)          # MujocoView, or MatplotlibView if no GL context
     frames, scores = record(env, policy, steps=300, every=5, view=view)
@@ -20,8 +17,7 @@ import numpy as np
 
 from .play import play
 
-# A view from in front of the grid, slightly above it, looking down the rows (MuJoCo frame: y up,
-# the agents' origins span x -40..40 and z -61.1..0, arms hang from y = 0 to about -13).
+# From in front of the grid and above it, down the rows (MuJoCo frame: origins x -40..40, z -61.1..0).
 LOOKAT = np.array([0.0, -6.0, -30.5])
 EYE = np.array([0.0, 62.0, 56.0])
 FLOOR = np.array([0.0, -15.0, -30.5])         # drawn only, below the arms' reach
@@ -42,9 +38,8 @@ PROBE = ("import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); "
 
 @functools.cache
 def headless_backend() -> tuple[str | None, str]:
-    """The first of HEADLESS_BACKENDS that works here, and why each before it did not. Each is tried in
-    a subprocess: a failed try cannot be undone in this one (a broken libEGL breaks `import mujoco.egl`,
-    and PyOpenGL keeps the platform of its first import), and the next backend must still be possible."""
+    """The first of HEADLESS_BACKENDS that works here, and why each before it did not. Each is tried in a
+    subprocess: a failed try cannot be undone in this one (PyOpenGL keeps the platform of its first import)."""
     reasons = []
     for backend in HEADLESS_BACKENDS:
         try:
@@ -150,7 +145,6 @@ class MatplotlibView:
     def __call__(self) -> np.ndarray:
         p = self.physics
         _refresh(p)
-        # Shoulder and elbow pivots and hand centres, (agents, 3, xyz): the physics' own views.
         points = np.stack([p.pivots[:, 0], p.pivots[:, 1], p.hand], axis=1)
         self.fig.clf()
         self.fig.set_facecolor("#f2f2ee")
@@ -162,9 +156,7 @@ class MatplotlibView:
         ax.scatter(points[:, 2, 0], -points[:, 2, 2], s=40, color="white", edgecolor="k", zorder=4)
         goals = p.data.mocap_pos
         ax.scatter(goals[:, 0], -goals[:, 2], s=300, color="#1acc33", alpha=.5, zorder=2)
-        ax.set_xlim(-55, 55)
-        ax.set_ylim(-12, 74)
-        ax.set_aspect("equal")
+        ax.set(xlim=(-55, 55), ylim=(-12, 74), aspect="equal")
         ax.axis("off")
         self.canvas.draw()
         return np.asarray(self.canvas.buffer_rgba())[..., :3].copy()
@@ -184,12 +176,9 @@ def make_view(physics, width: int = 640, height: int = 360, **camera):
 
 
 def record(env, policy, steps: int, every: int, view) -> tuple[list, np.ndarray]:
-    """Play `steps` steps from a reset with `policy(info) -> actions`; a frame every `every` steps.
-
-    Returns the frames and each agent's score over those steps."""
+    """Play `steps` steps of `policy(info) -> actions` from a reset: a frame every `every` steps, each agent's score."""
     frames = []
-    scores = play(env, policy, steps=steps,
-                  on_step=lambda t, info: frames.append(view()) if t % every == 0 else None)
+    scores = play(env, policy, steps=steps, on_step=lambda t, info: frames.append(view()) if t % every == 0 else None)
     return frames, scores[0]
 
 
@@ -198,6 +187,5 @@ def to_gif(frames: list, fps: float = 12) -> bytes:
     from PIL import Image
     images = [Image.fromarray(f) for f in frames]
     buf = io.BytesIO()
-    images[0].save(buf, format="GIF", save_all=True, append_images=images[1:],
-                   duration=int(1000 / fps), loop=0, optimize=False)
+    images[0].save(buf, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0, optimize=False)
     return buf.getvalue()

@@ -32,7 +32,7 @@ def fake_run(folder, seed, means, variant=None, **summary):
 
 
 def test_a_runs_measures_are_its_first_100_episodes(tmp_path):
-    means = np.r_[np.linspace(0, 40, 50), np.full(60, 20.0)]          # 110 episodes: the last 10 must not count
+    means = np.r_[np.linspace(0, 40, 90), np.full(10, 20.0), np.full(10, 5.0)]   # 110 episodes: the last 10 must not count
     fake_run(tmp_path / "full" / "seed3", 3, means, eval_arm_means=[38.0] * 19 + [30.0], eval_noise_free_5=[37.6] * 5)
     row = runs.load(str(tmp_path)).iloc[0]
     assert (row.variant, row.seed, row.processor, row.commit) == ("full", 3, "Example CPU", "abc1234")

@@ -1,10 +1,7 @@
-"""Drop the saved widget state from executed notebooks (after `nbconvert --execute --inplace`).
-
-    python -m tools.no_widget_state Continuous_Control.ipynb Report.ipynb
+"""Drop the saved widget state from executed notebooks (nbconvert keeps one already in the file).
 
 Where no kernel runs (GitHub, nbviewer, nbconvert's HTML) a widget's saved view would shadow the still
-image or text that its output also carries (the replay panel's frame, the progress bar's last line);
-without the state, every page shows those. nbconvert keeps a state already in the file, so it is removed here.
+image or text its output also carries (the replay panel's frame, the progress bar's last line).
 """
 import sys
 

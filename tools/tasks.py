@@ -1,16 +1,10 @@
 """The project's tasks, for Linux, macOS and Windows, with or without make.
 
-    python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb (the notebook
-                                       # and checkpoints/, nothing else)
-    python -m tools.tasks report       # maintainers: results/'s analyses of checkpoints/, doc/'s
-                                       # figures and Report.ipynb
-    python -m tools.tasks test         # every test
-    python -m tools.tasks --list       # every task and what it runs
+Each Makefile target calls the task of its name; every command is this Python running a module.
+`RESUME=1` in the environment makes `run` continue an interrupted run instead of starting afresh.
 
-Each Makefile target calls the task of its name, so each is defined once, here. Run them with the
-project's environment active (`pip install -e .` done): every command is this Python running a
-module. `RESUME=1` in the environment makes `run` continue an interrupted run instead of starting
-afresh.
+    python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb
+    python -m tools.tasks --list       # every task and what it runs
 """
 import argparse
 import os
@@ -20,8 +14,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 # The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
 TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
-# No widget state saved: where no kernel runs (GitHub, nbviewer, nbconvert's HTML) a widget's saved view
-# would shadow the still image or text it carries (the replay panel's frame, the progress bar's last line).
+# No widget state saved: where no kernel runs, it would shadow the still image or text (no_widget_state.py).
 EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", *TRANSPORT,
            "--ExecutePreprocessor.store_widget_state=False"]
 SMOKE = {"SMOKE": "1"}
@@ -53,12 +46,10 @@ TASKS = {
     "benchmark": ("environment and training speed, and clipped double-Q's cost (results/benchmarks/)", [
         (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {}),
         (["benchmarks.cost", "--set", "clipped_double_q=True"], {})]),
-    "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)",
-                  [(["benchmarks.calibration"], {})]),
+    "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)", [(["benchmarks.calibration"], {})]),
     "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
                     "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
-                    [(["experiments.run", "--all", "--jobs", "2"], {}),
-                     (["experiments.run", "--analyses"], {})]),
+                    [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
         (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
         (["benchmarks.published_learner", "--report"], {})]),
