@@ -6,6 +6,7 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 
 
 # --- 1. The environment ---
+import functools
 from dataclasses import asdict, dataclass
 
 import numba
@@ -15,6 +16,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from continuous_control import Networks, TrainingRun, check_config, code_fingerprint
+
+
+def method_of(cls):
+    """Decorator: add the function to `cls` as a method, so that a class can grow cell by cell (d2l's `add_to_class`)."""
+    def add(function):
+        setattr(cls, function.__name__, function)
+    return add
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -143,7 +151,7 @@ class DDPG(Networks):
     def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
                  critic_target: nn.Module, state_size: int):
         self.cfg, self.actor, self.actor_target, self.critic, self.critic_target = cfg, actor, actor_target, critic, critic_target
-        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+        for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
         self.norm = Normalizer(state_size)
@@ -151,14 +159,11 @@ class DDPG(Networks):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
-        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q.
-        With two critics (2.3) y takes the smaller target estimate and each critic learns y; the first one's
-        TD errors are returned."""
+        """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q."""
         with torch.no_grad():
-            y = ret + disc * self.critic_target.values(s_next, self.actor_target(s_next)).min(0).values
-        q = self.critic.values(s, a)                       # (critics, batch)
-        td = y - q
-        loss = (w * td.pow(2)).mean()
+            y = self.td_target(ret, s_next, disc)
+        q = self.critic.values(s, a)              # (critics, batch): one row here (2.3 adds a second)
+        td, loss = self.critic_loss(q, y, w)
         self.critic_opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
@@ -166,26 +171,51 @@ class DDPG(Networks):
         return td[0].detach(), loss.item(), q[0].mean().item()
 
     def update_actor(self, s) -> float:
-        """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
+        """Step 2: one step on the actor's loss. The critic is frozen for this pass: its input
         gradient dQ/da is needed, its weight gradients are not."""
         self.critic.requires_grad_(False)
-        loss = -self.critic(s, self.actor(s)).mean()
+        loss = self.actor_loss(s)
         self.actor_opt.zero_grad()
         loss.backward()
         self.critic.requires_grad_(True)
         self.actor_opt.step()
         return loss.item()
 
-    @torch.no_grad()
-    def update_targets(self) -> None:
-        """Step 3: target <- target + tau (online - target), in place, for every parameter."""
-        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
+    """The TD targets, one per transition (2.2)."""
+    return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The TD errors, shaped as q, and the weighted loss (2.2)."""
+    td = y - q
+    return td, (w * td.pow(2)).mean()
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
+    """Minus the critic's mean value of the actor's actions."""
+    return -self.critic(s, self.actor(s)).mean()
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+@torch.no_grad()
+def update_targets(self) -> None:
+    """Step 3: every target parameter moves tau of the way to its network's."""
+    for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
 
 
 # --- 2.3 Overestimation, and clipped double-Q ---
 class TwinCritic(nn.Module):
-    """Two critics trained on the same targets: the actor climbs Q_1, a target takes min(Q_1, Q_2) [14]."""
+    """Two critics trained on the same targets; the actor climbs Q_1 [14]."""
 
     def __init__(self, state_size: int, action_size: int, hidden: tuple):
         super().__init__()
@@ -196,6 +226,15 @@ class TwinCritic(nn.Module):
 
     def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return torch.stack([self.q1(state, action), self.q2(state, action)])
+
+
+# --- 2.3 Overestimation, and clipped double-Q ---
+class TwinCriticTarget(TwinCritic):
+    """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
+        return torch.minimum(self.q1(state, action), self.q2(state, action))
 
 
 # --- 3. n-step targets ---
@@ -213,7 +252,7 @@ class NStepAccumulator:
     def push(self, states, actions, rewards, next_states, done: bool):
         """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
         if done:      # next_states is the next episode's start: drop this step, flush the window
-            out = self._flush(bootstrap_states=states)
+            out = self.flush(states)
             self.count = 0
             return out
         if self.count == self.n:                              # slide: forget the oldest step
@@ -223,34 +262,47 @@ class NStepAccumulator:
         k = self.count
         self.states[k], self.actions[k], self.rewards[k] = states, actions, rewards
         self.count += 1
-        if self.count < self.n:
-            return None
-        # The window holds t .. t+n-1: emit the transition starting at t, bootstrapping at t+n.
-        ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
-        disc = np.full(len(ret), self.discounts[self.n], np.float32)
-        return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+        return self.emit(next_states) if self.count == self.n else None
 
-    def _flush(self, bootstrap_states):
-        """The window's steps not yet emitted as starts, with returns truncated at the last real state.
 
-        After a full window, its oldest step was already emitted: steps 1..count-1 remain.
-        Before the window first fills, all `count` steps remain."""
-        first = 1 if self.count == self.n else 0
-        m = self.count
-        if m - first <= 0:
-            return None
-        starts = np.arange(first, m)                           # start j covers steps j..m-1
-        lengths = m - starts
-        # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
-        weights = np.where(np.arange(m)[None, :] >= starts[:, None],
-                           self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
-        ret = weights @ self.rewards[:m]                       # (starts, arms)
-        agents = self.rewards.shape[1]
-        disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
-        boot = np.broadcast_to(bootstrap_states, (len(starts),) + bootstrap_states.shape)
-        flat = lambda x: x.reshape((-1,) + x.shape[2:])
-        return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
-                flat(np.array(boot, np.float32)), disc)
+# --- 3. n-step targets ---
+@method_of(NStepAccumulator)
+def emit(self, next_states: np.ndarray) -> tuple:
+    """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
+    ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+    disc = np.full(len(ret), self.discounts[self.n], np.float32)
+    return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+
+
+# --- 3. n-step targets ---
+@method_of(NStepAccumulator)
+def flush(self, last_states: np.ndarray) -> tuple | None:
+    """The pending starts, their rows ordered by start then arm, or None when none is pending."""
+    first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+    m = self.count
+    if m - first <= 0:
+        return None
+    starts = np.arange(first, m)                           # start j covers steps j..m-1
+    lengths = m - starts
+    # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
+    weights = np.where(np.arange(m)[None, :] >= starts[:, None],
+                       self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
+    ret = weights @ self.rewards[:m]                       # (starts, arms)
+    agents = self.rewards.shape[1]
+    disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
+    boot = np.broadcast_to(last_states, (len(starts),) + last_states.shape)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])
+    return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
+            flat(np.array(boot, np.float32)), disc)
+
+
+# --- 4.1 Sampling by priority, with a sum tree ---
+def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
+    """(child, u within the child's sum), one level down from `node`."""
+    left = tree[2 * node]
+    if u >= left:
+        return 2 * node + 1, u - left
+    return 2 * node, u
 
 
 # --- 4.1 Sampling by priority, with a sum tree ---
@@ -267,18 +319,13 @@ def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarra
 
 
 @numba.njit
-def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
-    """For each prefix sum u: walk down, left if u < left child's sum, else subtract it and go right."""
+def tree_find(tree: np.ndarray, leaves: int, levels: int, values: np.ndarray, step) -> np.ndarray:
+    """For each prefix sum u: walk down from the root, one `step` per level, to a leaf."""
     found = np.empty(len(values), np.int64)
     for k in range(len(values)):
         node, u = 1, values[k]
-        while node < leaves:
-            left = tree[2 * node]
-            if u >= left:
-                u -= left
-                node = 2 * node + 1
-            else:
-                node = 2 * node
+        for _ in range(levels):
+            node, u = step(tree, node, u)
         found[k] = node - leaves
     return found
 
@@ -288,6 +335,7 @@ class SumTree:
 
     def __init__(self, capacity: int):
         self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.levels = self.leaves.bit_length() - 1
         self.tree = np.zeros(2 * self.leaves)
 
     def __getitem__(self, index):
@@ -303,7 +351,14 @@ class SumTree:
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(self.tree, self.leaves, np.ascontiguousarray(values, dtype=np.float64))
+        return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
+                         compiled(walk_step))
+
+
+@functools.cache
+def compiled(function):
+    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
+    return numba.njit(function)
 
 
 # --- 4.2 Importance weights, and the buffer ---
@@ -331,12 +386,11 @@ class PrioritizedReplay:
         self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, batch: int, beta: float):
-        """Indices, importance weights w_i = (N P(i))^-beta / max_j (N P(j))^-beta (j in the batch), the batch."""
+        """Indices, importance weights and the batch, drawn in `batch` equal segments of the total."""
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
-        weights = (self.size * self.priorities[idx] / total) ** -beta
-        weights /= weights.max()
+        weights = importance_weights(self.priorities[idx], total, self.size, beta)
         batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
         return idx, weights.astype(np.float32), batch_arrays
 
@@ -345,14 +399,25 @@ class PrioritizedReplay:
         """A new transition's p: the largest of the last `window` updates."""
         return float(self.recent.max())
 
-    def update_priorities(self, idx, td_errors) -> None:
-        priorities = np.abs(td_errors) + self.offset
-        self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
-        self.updates += 1
-        self._set_priority(idx, priorities)
-
     def _set_priority(self, idx, priorities) -> None:
         self.priorities[idx] = priorities ** self.alpha
+
+
+# --- 4.2 Importance weights, and the buffer ---
+def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
+    """The batch's importance weights, the largest of them 1 (4.2)."""
+    weights = (size * priorities / total) ** -beta
+    return weights / weights.max()
+
+
+# --- 4.2 Importance weights, and the buffer ---
+@method_of(PrioritizedReplay)
+def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
+    """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+    priorities = np.abs(td_errors) + self.offset
+    self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+    self.updates += 1
+    self._set_priority(idx, priorities)
 
 
 # --- 5.1 Noisy layers ---
@@ -385,15 +450,18 @@ class NoisyLinear(nn.Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
-    def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The weight and bias of one noise sample: w_mean + w_sigma * (f_out f_in^T), b_mean + b_sigma * f_out."""
-        return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-                torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
             return F.linear(x, self.weight_mean, self.bias_mean)
         return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
+
+
+# --- 5.1 Noisy layers ---
+@method_of(NoisyLinear)
+def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+    return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+            torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
 
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
@@ -434,10 +502,14 @@ class OrnsteinUhlenbeck:
         self.kappa, self.scale, self.generator = kappa, scale, generator
         self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
 
-    def sample(self) -> torch.Tensor:
-        xi = torch.randn(self.state.shape, generator=self.generator)
-        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
-        return self.state
+
+# --- 5.2 The noisy actor, and noise correlated in time ---
+@method_of(OrnsteinUhlenbeck)
+def sample(self) -> torch.Tensor:
+    """The process's next state, kept in self.state and returned."""
+    xi = torch.randn(self.state.shape, generator=self.generator)
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    return self.state
 
 
 # --- 6.1 The behaviour policy ---
@@ -482,9 +554,9 @@ class Agent(DDPG):
         seeds, self.cfg, self.sizes = seed_streams(cfg.seed), cfg, (num_agents, state_size, action_size)
         self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
         torch.manual_seed(seeds["weights"])
-        critic = TwinCritic if cfg.clipped_double_q else Critic                # 2.3
+        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
-                         critic(state_size, action_size, cfg.hidden), state_size)
+                         target(state_size, action_size, cfg.hidden), state_size)
         self.behaviour = self.make_behaviour()
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
                                         cfg.priority_window)
@@ -511,6 +583,7 @@ class Agent(DDPG):
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
         if not done:
             self.behaviour.refresh()                      # the next step's policy, before this step's update
         self.norm.update(self.tensor(states))
@@ -524,17 +597,32 @@ class Agent(DDPG):
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
-    def learn(self) -> dict:
-        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-        s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
-        self.memory.update_priorities(idx, td.cpu().numpy())
-        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
-        actor_loss = self.update_actor(s)
-        self.update_targets()
-        self.updates += 1
-        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+
+
+def refuse_non_finite(step: int, **arrays) -> None:
+    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
+    it would spread through the replay into every network."""
+    for name, x in arrays.items():
+        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
+        if bad.any():
+            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
+                             f"({np.asarray(x)[np.argmax(bad)]})")
+
+
+# --- 6.2 The agent: all of it together ---
+@method_of(Agent)
+def learn(self) -> dict:
+    """One update of the networks on a prioritized batch, and of the batch's priorities."""
+    idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+    self.memory.update_priorities(idx, td.cpu().numpy())
+    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+    actor_loss = self.update_actor(s)
+    self.update_targets()
+    self.updates += 1
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
 
 
 # --- 7. Training ---

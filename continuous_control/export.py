@@ -12,7 +12,6 @@ import argparse
 import difflib
 import json
 import os
-import re
 import sys
 from pathlib import Path
 
@@ -20,8 +19,6 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 NOTEBOOK = os.path.join(ROOT, "Continuous_Control.ipynb")
 MODULE = os.path.join(ROOT, "continuous_control", "agent.py")
 TAG = "export"
-# nbgrader's solution delimiters (the student edition, tools/student.py): not part of the module.
-SOLUTION_MARK = re.compile(r"^\s*#+ (BEGIN|END) SOLUTION\b")
 HEADER = '''"""The agent of Continuous_Control.ipynb: DDPG with n-step targets, prioritized replay and NoisyNet.
 
 GENERATED from the notebook's cells tagged `export` by `python -m continuous_control.export`.
@@ -40,7 +37,6 @@ def module_source(notebook: str = NOTEBOOK) -> str:
             titles = [line.lstrip("#").strip() for line in source.splitlines() if line.startswith("#")]
             heading = titles[-1] if titles else heading
         elif TAG in cell.get("metadata", {}).get("tags", []):
-            source = "\n".join(line for line in source.splitlines() if not SOLUTION_MARK.match(line))
             blocks.append((f"# --- {heading} ---\n" if heading else "") + source.strip() + "\n")
     return "\n\n".join(blocks)
 

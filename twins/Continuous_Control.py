@@ -16,37 +16,21 @@
 # %% [markdown]
 # # Continuous Control: DDPG with n-step targets, prioritized replay and NoisyNet on the 20-arm Reacher
 #
-# Twenty two-jointed arms must keep their hands inside goal spheres that circle around them.
-# Each arm sees 33 numbers (positions, rotations and velocities of its two links, and the goal)
-# and sets 4 torques in $[-1, 1]$. A step in which the hand is in the goal earns up to $0.04$
-# (0.01 per physics frame, 4 frames per step), so an episode of 1001 steps is worth about 40.
-# The task counts as **solved when the mean over 100 consecutive episodes of the 20-arm mean
-# score reaches 30**.
+# Twenty two-jointed arms must keep their hands inside goal spheres that circle around them. Each arm
+# sees 33 numbers and sets 4 torques in $[-1, 1]$; a step with the hand in the goal earns up to $0.04$,
+# so an episode of 1001 steps is worth about 40. The task is **solved when the mean over 100
+# consecutive episodes of the 20-arm mean score reaches 30**.
 #
-# This notebook builds the agent one idea at a time. Each section states the idea and its math,
-# implements it in a short cell, and checks it in the next cell with an `assert` that fails if
-# the idea is implemented wrong:
-#
-# 1. the environment, a random agent, and the hyperparameters;
-# 2. DDPG: the actor and the critic, target networks and the update;
-# 3. $n$-step targets;
-# 4. prioritized replay: the sum tree and importance weights;
-# 5. NoisyNet exploration, with noise correlated in time;
-# 6. the agent that combines them; 7. the training loop; 8. the results; 9. a replay.
-#
-# Run it top to bottom. With the environment variable `SMOKE=1` it runs a short configuration
-# that writes to a temporary folder: that is what the tests do. The committed notebook holds
-# the outputs of the full run. The cells tagged `export` are the agent: `make export` writes
-# them to `continuous_control/agent.py`, which the experiments and tests import. What is not the
-# lesson (checkpoints, the progress display, result files, figures, the replay panel) comes from
-# the `continuous_control` package in one import line; you never need to open it to follow along.
+# The notebook builds the agent one idea at a time: each section states the idea and its math,
+# implements it in a short cell, and checks it in the next cell with `assert`s that fail if the idea is
+# implemented wrong. Sections: 1 the environment; 2 DDPG; 3 $n$-step targets; 4 prioritized replay;
+# 5 NoisyNet exploration; 6 the agent; 7 training; 8 results; 9 a replay. What is not the lesson
+# (checkpoints, progress display, result files, figures) comes from the `continuous_control` package.
 
 # %% [markdown]
 # ### The whole algorithm at a glance
 #
-# The DDPG paper [1] and Spinning Up state the algorithm as one box; here is this notebook's, each
-# line with the section that builds it. All 20 arms act and learn together: every line that
-# touches a state, an action or a reward does so for the 20 arms at once.
+# Each line names the section that builds it. All 20 arms act and learn together.
 #
 # > **DDPG with $n$-step targets, prioritized replay and NoisyNet**
 # >
@@ -66,16 +50,12 @@
 # %% [markdown]
 # ## 1. The environment
 #
-# The course runs a Unity build of ML-Agents' Reacher through the `unityagents` client. This
-# project ships a replica of that build with the same Python API (`reacher/`: MuJoCo for the
-# model, each physics frame stepped as PhysX 3.3 steps it), and trains on it by default.
-# [`doc/environment.md`](doc/environment.md) gives every number of it and its source, and
-# [`doc/calibration.md`](doc/calibration.md) measures it against the Unity build. To use a Unity
-# build (the course's downloads are listed in the README), set the environment variable
-# `REACHER_UNITY_BUILD` to its path (for example `Reacher_Linux_NoVis/Reacher.x86_64`); the rest
-# of the notebook is the same either way.
+# The project ships a replica of the course's Unity Reacher with the same Python API (`reacher/`; every
+# number and its source in [`doc/environment.md`](doc/environment.md)) and trains on it. To use a Unity
+# build instead, set the environment variable `REACHER_UNITY_BUILD` to its path.
 
 # %% tags=["export"]
+import functools
 from dataclasses import asdict, dataclass
 
 import numba
@@ -85,6 +65,13 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 from continuous_control import Networks, TrainingRun, check_config, code_fingerprint
+
+
+def method_of(cls):
+    """Decorator: add the function to `cls` as a method, so that a class can grow cell by cell (d2l's `add_to_class`)."""
+    def add(function):
+        setattr(cls, function.__name__, function)
+    return add
 
 # %%
 import os
@@ -140,12 +127,10 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # %% [markdown]
 # ### 1.2 How an episode ends
 #
-# A Reacher episode ends because a clock runs out at 1001 steps, not because the arm reached a
-# state with no future. And the step that reports `done` has already reset the arm: its "next
-# state" is the **next** episode's first state. Both facts shape how transitions are stored
-# (sections 2.2 and 3). The environment shows the second: after 1000 steps of random play,
-# the 1001st step reports `done` for every arm and returns the start state (both links hanging
-# straight down, at rest).
+# A Reacher episode ends because a clock runs out at 1001 steps, not because the arm reached a state
+# with no future. And the step that reports `done` has already reset the arm: its "next state" is the
+# **next** episode's first state. Both facts shape how transitions are stored (sections 2.2 and 3).
+# The check shows the second.
 
 # %% tags=["nbval-check-output"]
 rng = np.random.default_rng(1)
@@ -166,9 +151,7 @@ assert all(env_info.local_done) and moved and at_rest
 # %% [markdown]
 # ### 1.3 The hyperparameters, in one place
 #
-# One dataclass, one docstring per field (CleanRL's style); each field is explained in the
-# section that uses it. How long to train, and when to checkpoint, are arguments of the training
-# loop (section 7), not of the agent.
+# One dataclass, one docstring per field; each field is explained in the section that uses it.
 
 # %% tags=["export"]
 @dataclass
@@ -228,10 +211,8 @@ class Config:
 
 
 # %% [markdown]
-# **This agent against the DDPG paper.** Lillicrap et al. [1] set the recipe; the table lists every
-# place where this notebook departs from it, why, and the report's ablation that measures the
-# change where one exists (its results are in `Report.ipynb`). The middle column is read from
-# `Config()`, so it cannot drift from the code.
+# **This agent against the DDPG paper** [1]: every departure, why, and the report's ablation that
+# measures it (`Report.ipynb`). The middle column is read from `Config()`.
 
 # %%
 from continuous_control.variants import LABELS
@@ -246,7 +227,7 @@ departures = [  # (what, the paper [1], this notebook, why, the ablation in Repo
     ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
     ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
     ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "here mostly: new transitions first (4)", "uniform"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "no measurable gain here (4)", "uniform"),
     ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
     ("learning schedule", "every step", f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)", "time: late episodes need fewer updates", "learn_every_step"),
 ]
@@ -259,29 +240,22 @@ Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|
 #
 # ### 2.1 The actor, the critic and the deterministic policy gradient
 #
-# The actions are continuous, so instead of a $\max_a Q(s, a)$ over a finite set, DDPG [1]
-# learns two networks:
+# The actions are continuous, so instead of a $\max_a Q(s, a)$ over a finite set, DDPG [1] learns two networks:
 #
-# * a **critic** $Q_\phi(s, a)$ that estimates the return of taking action $a$ in state $s$ and
-#   following the policy afterwards, trained on the Bellman equation
-#   $Q(s, a) = \mathbb{E}\,[\,r + \gamma\, Q(s', \mu(s'))\,]$;
+# * a **critic** $Q_\phi(s, a)$, the return of taking action $a$ in state $s$ and following the policy
+#   afterwards, trained on the Bellman equation $Q(s, a) = \mathbb{E}\,[\,r + \gamma\, Q(s', \mu(s'))\,]$;
 # * an **actor** $\mu_\theta(s)$ that outputs one action, trained to climb the critic. The
-#   deterministic policy gradient theorem [2] says that the gradient of the expected return is
+#   deterministic policy gradient theorem [2] gives
 #   $$\nabla_\theta J = \mathbb{E}_{s \sim \rho^{\mu}}\left[\nabla_a Q^{\mu}(s, a)\big|_{a=\mu_\theta(s)}\,\nabla_\theta \mu_\theta(s)\right],$$
-#   an expectation over $\rho^\mu$, the discounted state distribution of the policy $\mu$ itself.
-#   DDPG takes it over the replay buffer $\mathcal{D}$ instead, with the learned $Q_\phi$ in
-#   place of $Q^\mu$: the off-policy approximation [1, 2],
-#   $$\nabla_\theta J \approx \mathbb{E}_{s \sim \mathcal{D}}\left[\nabla_a Q_\phi(s, a)\big|_{a=\mu_\theta(s)}\,\nabla_\theta \mu_\theta(s)\right],$$
-#   which autograd computes when we minimise $-Q_\phi(s, \mu_\theta(s))$ with respect to $\theta$ only.
+#   an expectation over the policy's own state distribution $\rho^\mu$. DDPG takes it over the replay
+#   buffer $\mathcal{D}$ instead, with the learned $Q_\phi$ in place of $Q^\mu$ (the off-policy
+#   approximation [1, 2]); autograd computes it when we minimise $-Q_\phi(s, \mu_\theta(s))$ over $\theta$.
 #
-# Both learn off-policy from a replay buffer $\mathcal{D}$ of past transitions, which decorrelates
-# the samples and reuses each transition many times.
-#
-# The actor maps a state to 4 actions through hidden ReLU layers and a $\tanh$, which keeps the
-# actions in $[-1, 1]$; `layer` makes its linear layers (section 5 swaps in noisy ones). The
-# critic takes state and action together through hidden ReLU layers to one value. Both see
-# states standardised by the running mean and variance of every state seen (`Normalizer`): the
-# Reacher's inputs range from quaternions within $[-1, 1]$ to velocities near 50.
+# Both learn from a replay buffer of past transitions, which decorrelates the samples and reuses each
+# many times. The actor ends in a $\tanh$, which keeps actions in $[-1, 1]$; `layer` makes its linear
+# layers (section 5 swaps in noisy ones). Both networks see states standardised by the running mean and
+# variance of every state seen (`Normalizer`, Chan et al.'s update [13]): the inputs range from
+# quaternions within $[-1, 1]$ to velocities near 50.
 
 # %% tags=["export"]
 class Normalizer(nn.Module):
@@ -345,9 +319,8 @@ class Critic(nn.Module):
 
 
 # %% [markdown]
-# Check: the networks at the sizes the training uses (`Config().hidden`), their output shapes and
-# ranges; and the normaliser, fed batch by batch from a drifting stream, holds the mean and the
-# variance of all the states seen together, and standardises new states to mean 0 and deviation 1.
+# Check: the networks' output shapes and ranges; and the normaliser, fed batch by batch from a drifting
+# stream, holds the mean and variance of all the states seen together.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -375,29 +348,28 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 # %% [markdown]
 # ### 2.2 Target networks and the update
 #
-# The critic's target uses the critic itself, so a plain regression chases a moving target.
-# DDPG keeps slowly moving copies $Q_{\phi'}$ and $\mu_{\theta'}$ for the targets, and after each
-# update moves them a little toward the learned networks:
-# $$\phi' \leftarrow \tau\,\phi + (1 - \tau)\,\phi', \qquad \theta' \leftarrow \tau\,\theta + (1 - \tau)\,\theta', \qquad \tau \ll 1.$$
-# This "Polyak averaging" is an exponential moving average of the learned weights with a time
-# constant of $1/\tau$ updates (200 here): each target lags its network by about that many updates.
+# The critic's target uses the critic itself, so a plain regression chases a moving target. DDPG keeps
+# slowly moving copies $Q_{\phi'}$ and $\mu_{\theta'}$ for the targets, and after each update moves
+# them a little toward the learned networks:
+# $$\phi' \leftarrow \tau\,\phi + (1 - \tau)\,\phi', \qquad \theta' \leftarrow \tau\,\theta + (1 - \tau)\,\theta', \qquad \tau \ll 1,$$
+# an exponential moving average of the weights over about $1/\tau$ updates (200 here).
 #
-# One update, on a batch of $B$ transitions $(s_i, a_i, R_i, s'_i, \gamma_i)$ from the replay
-# buffer, where $R_i$ is the (discounted) reward and $\gamma_i$ the discount of the bootstrap
-# ($R_i = r_i$ and $\gamma_i = \gamma$ for the one-step transitions of plain DDPG; section 3
-# makes them $n$-step), each weighted by $w_i$ ($w_i = 1$ for uniform replay; section 4):
+# One update, on a batch of $B$ transitions $(s_i, a_i, R_i, s'_i, \gamma_i)$, where $R_i$ is the
+# (discounted) reward and $\gamma_i$ the discount of the bootstrap ($R_i = r_i$ and $\gamma_i = \gamma$
+# in plain DDPG; section 3 makes them $n$-step), each weighted by $w_i$ ($w_i = 1$ for uniform replay;
+# section 4):
 #
 # 1. **critic:** the target $y_i = R_i + \gamma_i\, Q_{\phi'}(s'_i, \mu_{\theta'}(s'_i))$, the TD error
-#    $\delta_i = y_i - Q_\phi(s_i, a_i)$; one Adam step on $\frac{1}{B}\sum_i w_i\,\delta_i^2$, its
-#    gradient clipped to norm `grad_clip`;
+#    $\delta_i = y_i - Q_\phi(s_i, a_i)$; one Adam step on $\frac{1}{B}\sum_i w_i\,\delta_i^2$, its gradient
+#    clipped to norm `grad_clip`;
 # 2. **actor:** one Adam step on $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$, with $\phi$ held fixed;
-# 3. **targets:** the soft update above, $\phi' \leftarrow \phi' + \tau(\phi - \phi')$, likewise $\theta'$.
+# 3. **targets:** the soft update above.
 #
-# No transition has a terminal flag: the Reacher's episodes end on a clock, and a state near the
-# clock's end is worth as much as any other, which the critic cannot see. So targets bootstrap
-# through the time limit [7]. The soft update is one `lerp` over each network's parameter list.
+# No transition has a terminal flag: the episodes end on a clock, which the critic cannot see, so
+# targets bootstrap through the time limit [7]. `DDPG` below holds the four networks and the steps'
+# frame; the cells after it are yours to write.
 
-# %% nbgrader={"grade": false, "grade_id": "ddpg-update", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+# %% tags=["export"]
 class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
@@ -405,7 +377,7 @@ class DDPG(Networks):
     def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
                  critic_target: nn.Module, state_size: int):
         self.cfg, self.actor, self.actor_target, self.critic, self.critic_target = cfg, actor, actor_target, critic, critic_target
-        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+        for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
         self.norm = Normalizer(state_size)
@@ -413,16 +385,11 @@ class DDPG(Networks):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, float, float]:
-        """Step 1: y = R + gamma_i Q'(s', mu'(s')), one step on mean(w delta^2); the TD errors, the loss, mean Q.
-        With two critics (2.3) y takes the smaller target estimate and each critic learns y; the first one's
-        TD errors are returned."""
-        ### BEGIN SOLUTION: the target y = R + gamma_i Q'(s', mu'(s')) from the TARGET networks (no gradient; the smallest of `values`), q = Q(s, a) per critic, td = y - q, loss = mean(w td^2)
+        """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q."""
         with torch.no_grad():
-            y = ret + disc * self.critic_target.values(s_next, self.actor_target(s_next)).min(0).values
-        q = self.critic.values(s, a)                       # (critics, batch)
-        td = y - q
-        loss = (w * td.pow(2)).mean()
-        ### END SOLUTION
+            y = self.td_target(ret, s_next, disc)
+        q = self.critic.values(s, a)              # (critics, batch): one row here (2.3 adds a second)
+        td, loss = self.critic_loss(q, y, w)
         self.critic_opt.zero_grad()
         loss.backward()
         nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
@@ -430,35 +397,32 @@ class DDPG(Networks):
         return td[0].detach(), loss.item(), q[0].mean().item()
 
     def update_actor(self, s) -> float:
-        """Step 2: one step on -mean Q(s, mu(s)). The critic is frozen for this pass: its input
+        """Step 2: one step on the actor's loss. The critic is frozen for this pass: its input
         gradient dQ/da is needed, its weight gradients are not."""
         self.critic.requires_grad_(False)
-        ### BEGIN SOLUTION: the actor's loss: minus the critic's mean Q(s, mu(s)), so that a step on it climbs the critic
-        loss = -self.critic(s, self.actor(s)).mean()
-        ### END SOLUTION
+        loss = self.actor_loss(s)
         self.actor_opt.zero_grad()
         loss.backward()
         self.critic.requires_grad_(True)
         self.actor_opt.step()
         return loss.item()
 
-    @torch.no_grad()
-    def update_targets(self) -> None:
-        """Step 3: target <- target + tau (online - target), in place, for every parameter."""
-        ### BEGIN SOLUTION: move every target parameter tau of the way to its network's: torch._foreach_lerp_(targets, onlines, tau)
-        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-            torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
-        ### END SOLUTION
+
+# %% [markdown]
+# **Your turn (2.2): the target.** $y_i = R_i + \gamma_i\, Q_{\phi'}(s'_i, \mu_{\theta'}(s'_i))$.
+
+# %% nbgrader={"grade": false, "grade_id": "ddpg-target", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(DDPG)
+def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
+    """The TD targets, one per transition (2.2)."""
+    return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
 
 
 # %% [markdown]
-# Check, on a made-up batch: with a target critic that outputs 2 everywhere, the TD errors are
-# $R_i + 2\gamma_i - Q_\phi(s_i, a_i)$ (they use the target networks and each transition's own
-# discount), the loss weights each squared error by $w_i$, and the critic's step lowers it; the actor's step raises
-# $Q_\phi(s, \mu_\theta(s))$ (it climbs the critic, not down it); the targets move by exactly
-# $\tau$ of the gap.
+# Check: with a target critic that answers 2 everywhere, $y_i = R_i + 2\gamma_i$, whatever the online
+# networks say; and the target actor, not the online one, chooses $a'$.
 
-# %% nbgrader={"grade": true, "grade_id": "check-ddpg-update", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+# %% nbgrader={"grade": true, "grade_id": "check-ddpg-target", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
 cfg = Config(hidden=(32, 32))
 ddpg = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
@@ -468,30 +432,98 @@ with torch.no_grad():
     ddpg.critic_target.out.bias.fill_(2.0)               # Q'(s', a') = 2 for every input
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
 ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), torch.rand(64)
-q_before = ddpg.critic(s, a).detach()
-td, loss, _ = ddpg.update_critic(s, a, ret, s_next, disc, w)
-print("TD errors are R + 2 gamma_i - Q(s, a):", torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6))
-assert torch.allclose(td, ret + 2 * disc - q_before, atol=1e-6)
-assert abs(loss - (w * td.pow(2)).mean().item()) < 1e-6          # each squared error weighted by its w_i
-new_loss = (w * (ret + 2 * disc - ddpg.critic(s, a)).pow(2)).mean().item()
-print(f"critic loss on the batch: {loss:.4f} before its step, {new_loss:.4f} after")
-assert new_loss < loss
-q_of_actor = lambda: ddpg.critic(s, ddpg.actor(s)).mean().item()
-before = q_of_actor()
-ddpg.update_actor(s)
-print(f"mean Q(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():.4f} after")
-assert q_of_actor() > before
-flat = lambda net: nn.utils.parameters_to_vector(net.parameters())         # all weights in one vector
-targets = flat(ddpg.critic_target)
-ddpg.update_targets()
-moved = torch.allclose(flat(ddpg.critic_target), targets + cfg.tau * (flat(ddpg.critic) - targets), atol=1e-7)
-print("targets moved by tau of the gap:", moved)
-assert moved
+y = ddpg.td_target(ret, s_next, disc)
+print("y = R + 2 gamma_i:", torch.allclose(y, ret + 2 * disc, atol=1e-6), " shape:", tuple(y.shape))
+assert y.shape == ret.shape and torch.allclose(y, ret + 2 * disc, atol=1e-6)
+with torch.no_grad():
+    ddpg.actor.layers[-1].bias.add_(0.5)                # the online actor now differs from its target
+constant, ddpg.critic_target = ddpg.critic_target, lambda s, a: a.sum(-1)     # a probe: Q'(s', a') = the sum of a'
+y = ddpg.td_target(ret, s_next, disc)
+ddpg.critic_target = constant
+print("a' comes from the target actor:", torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6))
+assert torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6)
 
 # %% [markdown]
-# A picture of the soft update: one weight of the critic, moved as learning might move it (a drift, then a
-# reversal, plus noise), and the same weight of its target after each update. The target starts where the check
-# above left it (2) and catches up at the rate $\tau$.
+# **Your turn (2.2): the critic's loss.** From the estimates $q$ (one row per critic) and the targets
+# $y$: the TD errors $\delta = y - q$ and the loss $\frac{1}{B}\sum_i w_i \delta_i^2$.
+
+# %% nbgrader={"grade": false, "grade_id": "ddpg-critic-loss", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(DDPG)
+def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The TD errors, shaped as q, and the weighted loss (2.2)."""
+    td = y - q
+    return td, (w * td.pow(2)).mean()
+
+
+# %% [markdown]
+# Check: the TD errors are $y - q$, the loss weights each squared error by $w_i$, and one step of
+# `update_critic` lowers it.
+
+# %% nbgrader={"grade": true, "grade_id": "check-ddpg-critic-loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+q, y = torch.tensor([[1.0, 2.0, 3.0, 4.0]]), torch.tensor([2.0, 2.0, 2.0, 2.0])
+td, loss = ddpg.critic_loss(q, y, torch.tensor([1.0, 0.5, 0.0, 2.0]))
+print("TD errors:", td.tolist(), " loss:", loss.item())
+assert td.tolist() == [[1.0, 0.0, -1.0, -2.0]] and loss.item() == (1 + 0 + 0 + 8) / 4
+ddpg.td_target = lambda ret, s_next, disc: ret + 2 * disc          # the target of the check above, whatever yours gives
+before = ddpg.critic_loss(ddpg.critic.values(s, a), ret + 2 * disc, w)[1].item()
+ddpg.update_critic(s, a, ret, s_next, disc, w)
+after = ddpg.critic_loss(ddpg.critic.values(s, a), ret + 2 * disc, w)[1].item()
+del ddpg.td_target
+print(f"critic loss on the batch: {before:.4f} before its step, {after:.4f} after")
+assert after < before
+
+# %% [markdown]
+# **Your turn (2.2): the actor's loss**, whose gradient step climbs the critic: $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$.
+
+# %% nbgrader={"grade": false, "grade_id": "ddpg-actor-loss", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(DDPG)
+def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
+    """Minus the critic's mean value of the actor's actions."""
+    return -self.critic(s, self.actor(s)).mean()
+
+
+# %% [markdown]
+# Check: the loss is $-\overline{Q}$ of the actor's actions; a step of `update_actor` raises
+# $Q_\phi(s, \mu_\theta(s))$ and leaves the critic as it was.
+
+# %% nbgrader={"grade": true, "grade_id": "check-ddpg-actor-loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+q_of_actor = lambda: ddpg.critic(s, ddpg.actor(s)).mean().item()
+before, critic_before = q_of_actor(), nn.utils.parameters_to_vector(ddpg.critic.parameters()).clone()
+assert abs(ddpg.actor_loss(s).item() + before) < 1e-6
+ddpg.update_actor(s)
+print(f"mean Q(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():.4f} after")
+assert q_of_actor() > before and torch.equal(nn.utils.parameters_to_vector(ddpg.critic.parameters()), critic_before)
+
+# %% [markdown]
+# **Your turn (2.2): the soft update** of both target networks, $\phi' \leftarrow \phi' + \tau(\phi - \phi')$ and
+# likewise $\theta'$, in place.
+
+# %% nbgrader={"grade": false, "grade_id": "ddpg-soft-update", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(DDPG)
+@torch.no_grad()
+def update_targets(self) -> None:
+    """Step 3: every target parameter moves tau of the way to its network's."""
+    for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+
+
+# %% [markdown]
+# Check: after the steps above, both targets move by exactly $\tau$ of their gap to their network, and
+# the networks themselves do not move.
+
+# %% nbgrader={"grade": true, "grade_id": "check-ddpg-soft-update", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()        # all weights in one vector
+pairs = [(ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)]
+before = [(flat(target), flat(online)) for target, online in pairs]
+ddpg.update_targets()
+for (target, online), (t0, o0) in zip(pairs, before):
+    moved = torch.allclose(flat(target), t0 + cfg.tau * (o0 - t0), atol=1e-7)
+    print(f"{type(online).__name__} target moved by tau of the gap:", moved)
+    assert moved and torch.equal(flat(online), o0) and not torch.equal(t0, o0)
+
+# %% [markdown]
+# The soft update in one picture: one weight of the critic, moved as learning might move it, and the same
+# weight of its target, which catches up at the rate $\tau$.
 
 # %%
 # One weight of the critic, moved as learning might move it (a drift, then a reversal, plus noise),
@@ -513,32 +545,27 @@ plt.show()
 
 # %% [markdown]
 # **Exercises.**
-# 1. Make the targets plain copies: `Config(tau=1.0)`. Train 30 episodes
-#    (`train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`) and compare the diagnostics' mean
-#    $Q$ and the scores with the default's first 30 episodes: does $Q$ swing more, and do the scores rise later?
-# 2. In `update_actor`, leave the critic's weights trainable (delete the `requires_grad_` lines) and
-#    run the check above: which assertion still holds, and what does the actor's loss now also change?
+# 1. Make the targets plain copies, `Config(tau=1.0)`, train 30 episodes
+#    (`train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`) and compare the mean $Q$ and the
+#    scores with the default run's: does $Q$ swing more?
+# 2. In `update_actor`, leave the critic trainable (delete the `requires_grad_` lines): what else does the
+#    actor's loss now change?
 
 # %% [markdown]
 # ### 2.3 Overestimation, and clipped double-Q
 #
-# The critic's errors are not harmless noise. The actor climbs $Q_\phi$ (2.1), so it seeks out the
-# actions whose value the critic happens to overestimate, and the target
-# $Q_{\phi'}(s', \mu_{\theta'}(s'))$ evaluates exactly those actions: the errors that survive are
-# the upward ones, and each target passes them on. This is Q-learning's overestimation bias, which
-# Fujimoto et al. [14] measured in DDPG. Their remedy in TD3, **clipped double-Q**, learns two
-# critics $Q_{\phi_1}$, $Q_{\phi_2}$ (independently initialised, trained on the same batches) and
-# bootstraps from the smaller of their targets:
+# The actor climbs $Q_\phi$, so it seeks out the actions whose value the critic happens to
+# overestimate, and the target $Q_{\phi'}(s', \mu_{\theta'}(s'))$ evaluates exactly those: the upward
+# errors survive and pass on. Fujimoto et al. [14] measured this overestimation in DDPG. Their remedy in
+# TD3, **clipped double-Q**, learns two critics (independently initialised, trained on the same
+# batches) and bootstraps from the smaller of their targets:
 # $$y_i = R_i + \gamma_i \min_{k=1,2} Q_{\phi'_k}(s'_i, \mu_{\theta'}(s'_i)).$$
-# Both critics regress on this one $y_i$; the actor climbs $Q_{\phi_1}$. An error must now appear in
-# both critics to pass into the target, at the price of a small underestimate. `TwinCritic` is the
-# pair; `Critic.values` (2.1) and `TwinCritic.values` give one row of estimates per critic, which is
-# all `DDPG.update_critic` needs. `Config(clipped_double_q=True)` switches it on; the default agent
-# has one critic, and section 8 shows where its $Q$ ends.
+# Both critics regress on this one $y_i$ (`values` gives one row per critic); the actor climbs
+# $Q_{\phi_1}$. `Config(clipped_double_q=True)` switches it on; the default agent has one critic.
 
 # %% tags=["export"]
 class TwinCritic(nn.Module):
-    """Two critics trained on the same targets: the actor climbs Q_1, a target takes min(Q_1, Q_2) [14]."""
+    """Two critics trained on the same targets; the actor climbs Q_1 [14]."""
 
     def __init__(self, state_size: int, action_size: int, hidden: tuple):
         super().__init__()
@@ -552,41 +579,47 @@ class TwinCritic(nn.Module):
 
 
 # %% [markdown]
-# Check: with target critics that answer 2 and 3 everywhere, the target is $R_i + 2\gamma_i$ (the
-# smaller); both critics move toward it (each one's loss on the batch falls); and the actor's step
-# climbs $Q_{\phi_1}$.
+# **Your turn (2.3): the pair's target value.** The target copy of a `TwinCritic` answers with the
+# smaller of its two estimates, so `td_target` (2.2) needs no change.
 
-# %% tags=["nbval-check-output"]
-torch.manual_seed(0)
-twin = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
-            TwinCritic(state_size, action_size, cfg.hidden), TwinCritic(state_size, action_size, cfg.hidden), state_size)
-with torch.no_grad():
-    for critic, value in ((twin.critic_target.q1, 2.0), (twin.critic_target.q2, 3.0)):
-        critic.out.weight.zero_()
-        critic.out.bias.fill_(value)                     # Q'_1 = 2 and Q'_2 = 3 everywhere
-y = ret + 2 * disc
-losses = lambda: [(w * (y - q).pow(2)).mean().item() for q in twin.critic.values(s, a)]
-before, q1 = losses(), twin.critic.q1(s, a).detach()
-td, _, _ = twin.update_critic(s, a, ret, s_next, disc, w)
-print("TD errors are R + 2 gamma_i - Q_1(s, a), the smaller target:", torch.allclose(td, y - q1, atol=1e-6))
-assert torch.allclose(td, y - q1, atol=1e-6)
-after = losses()
-print(f"each critic's loss on the batch: {np.round(before, 4)} before, {np.round(after, 4)} after")
-assert all(b > a for b, a in zip(before, after))
-q_of_actor = lambda: twin.critic.q1(s, twin.actor(s)).mean().item()
-before = q_of_actor()
-twin.update_actor(s)
-print(f"mean Q_1(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():.4f} after")
-assert q_of_actor() > before
+# %% nbgrader={"grade": false, "grade_id": "clipped-double-q", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+class TwinCriticTarget(TwinCritic):
+    """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
+        return torch.minimum(self.q1(state, action), self.q2(state, action))
+
 
 # %% [markdown]
-# **What clipped double-Q measurably does.** The report's runs (`results/`, on the built-in
-# replica, made by `make experiments`) change one thing at a time in the *full agent*, this
-# notebook's default `Config()`, and compare each variant with it seed by seed (the same goals and
-# initial weights) on the mean score of episodes 1-100. Here, and at the end of sections 3 to 5:
-# the mean of the paired differences (variant minus full agent), its 95% interval, in how many
-# seeds the variant scored higher, and the report's verdict (`Report.ipynb` section 4 gives the
-# test behind it).
+# Check: with target critics that answer 2 and 3 everywhere, the target is $R_i + 2\gamma_i$ (the
+# smaller), in either order; and both online critics move toward it.
+
+# %% nbgrader={"grade": true, "grade_id": "check-clipped-double-q", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+torch.manual_seed(0)
+twin = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
+            TwinCritic(state_size, action_size, cfg.hidden), TwinCriticTarget(state_size, action_size, cfg.hidden), state_size)
+for first, second in ((2.0, 3.0), (3.0, 2.0)):
+    with torch.no_grad():
+        for critic, value in ((twin.critic_target.q1, first), (twin.critic_target.q2, second)):
+            critic.out.weight.zero_()
+            critic.out.bias.fill_(value)                 # Q'_1 and Q'_2 constant
+    target = twin.critic_target(s_next, twin.actor_target(s_next))
+    print(f"Q'_1 = {first}, Q'_2 = {second}: the target value is {target.unique().tolist()}")
+    assert target.shape == ret.shape and torch.all(target == 2.0)
+y = ret + 2 * disc
+twin.td_target = lambda ret, s_next, disc: ret + 2 * disc          # 2.2's target, whatever yours gives
+twin.critic_loss = lambda q, y, w: (y - q, (w * (y - q).pow(2)).mean())
+losses = lambda: [(w * (y - q).pow(2)).mean().item() for q in twin.critic.values(s, a)]
+before = losses()
+twin.update_critic(s, a, ret, s_next, disc, w)
+print(f"each critic's loss on the batch: {np.round(before, 4)} before, {np.round(losses(), 4)} after")
+assert all(b > a for b, a in zip(before, losses()))
+
+# %% [markdown]
+# **What clipped double-Q measurably does.** The report's runs change one thing at a time in the default
+# agent and compare each variant with it seed by seed on the mean score of episodes 1-100 (`Report.ipynb`
+# gives the test behind the verdicts):
 
 # %% tags=["nbval-check-output"]
 table = runs.load()
@@ -598,48 +631,32 @@ Markdown(f"Over {e['seeds']} seeds, clipped double-Q changed the mean of episode
 # %% [markdown]
 # ## 3. n-step targets
 #
-# The one-step target $r_t + \gamma\,Q_{\phi'}(s_{t+1}, \mu_{\theta'}(s_{t+1}))$ leans entirely on
-# the critic, which is poor early on, and passes a reward back one step per update. The
-# $n$-step target [5, 6] uses $n$ real rewards before it bootstraps:
+# The one-step target leans entirely on the critic, which is poor early on, and passes a reward back one
+# step per update. The $n$-step target [5, 6] uses $n$ real rewards before it bootstraps:
 # $$y_t = \sum_{k=0}^{n-1} \gamma^k\, r_{t+k} + \gamma^n\, Q_{\phi'}\big(s_{t+n}, \mu_{\theta'}(s_{t+n})\big),$$
-# that is, the update of 2.2 for the transition $i$ that starts at step $t$, with
-# $R_i = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ (written $R_t$ below, by its step) and $\gamma_i = \gamma^n$.
-# Rewards reach the critic $n$ times faster and the target depends less on the critic's errors
-# (less bias). In exchange the sum carries the noise of $n$ rewards (more variance).
+# the update of 2.2 with $R_t = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ and $\gamma_t = \gamma^n$. Rewards
+# reach the critic $n$ times faster and the target depends less on the critic's errors (less bias), at
+# the price of the noise of $n$ rewards (more variance).
 #
-# **This target is uncorrected off-policy.** The rewards $r_{t+1}, \dots, r_{t+n-1}$ follow the
-# actions $a_{t+1}, \dots, a_{t+n-1}$ that the behaviour policy took: the actor of that time, with
-# exploration noise, not the current $\mu_\theta$. The buffer holds about 50 episodes of such
-# older policies. So $y_t$ estimates the return of a mixture of past noisy policies for $n - 1$
-# steps, then of $\mu_{\theta'}$; the critic is biased toward that mixture, the more so the
-# larger $n$ and the faster the policy changes. D4PG [5] and Rainbow accept the same bias for
-# the faster flow of reward [9]. The corrections that remove it weight each further reward by how likely
-# the target policy $\pi$ was to take the action the behaviour policy $b$ took: by
-# $\min(1, \pi(a|s)/b(a|s))$ in Retrace [8], by $\pi(a|s)$ in tree-backup [10]. The target policy
-# here is deterministic: the noisy action actually taken has probability zero under it, so every
-# trace is cut after one step and both collapse to the one-step target. They cannot help a
-# deterministic actor.
+# **It is uncorrected off-policy.** The rewards after step $t$ follow the actions that older, noisy
+# policies took, not $\mu_\theta$'s, so the critic is biased toward that mixture of policies, the more
+# so the larger $n$. D4PG [5] and Rainbow [9] accept this bias for the faster flow of reward. Retrace [8]
+# and tree-backup [10] would weight each further reward by the target policy's probability of the action
+# taken, but a deterministic actor gives a noisy action probability zero: every trace is cut after one
+# step, and both collapse to the one-step target.
 #
-# **n grows from 1** (a design choice). The policy changes fastest at the start, when its noisy
-# behaviour earns almost nothing, so $n$ starts at 1 and grows by one every `n_step_ramp` = 4
-# episodes, to $n = 5$ from episode 17 on. The report's ablation "5-step targets from episode 1"
-# measures what the ramp changes. The transitions stored with a smaller $n$ stay in the buffer;
-# each carries its own discount ($\gamma^n$ for the $n$ of its episode) for its bootstrap, so each
-# stays a valid target.
+# **n grows from 1** (a design choice): the policy changes fastest at the start, so $n$ grows by one every
+# `n_step_ramp` = 4 episodes, to 5 from episode 17. Each stored transition keeps its own discount
+# $\gamma^n$, so those stored with a smaller $n$ stay valid.
 #
-# **The done step** (1.2) is not stored: its next state belongs to the next episode. Its reward
-# still counts in the score, and the steps before it whose $n$-step window it would have closed
-# get shorter returns that bootstrap from the last real state: for the transition starting at
-# $t$ with $m < n$ real steps left,
-# $y_t = \sum_{k=0}^{m-1}\gamma^k r_{t+k} + \gamma^m Q_{\phi'}(s_{t+m}, \mu_{\theta'}(s_{t+m}))$.
-# Nothing crosses an episode boundary.
+# **The done step** (1.2) is not stored: its next state belongs to the next episode. The steps whose
+# window it would have closed get shorter returns that bootstrap from the last real state: with $m < n$
+# real steps left, $y_t = \sum_{k=0}^{m-1}\gamma^k r_{t+k} + \gamma^m Q_{\phi'}(s_{t+m}, \mu_{\theta'}(s_{t+m}))$.
 #
-# All 20 arms step in lockstep and their episodes end together, so one window of the last $n$
-# steps, as arrays of shape (steps, arms, ...), serves all of them. When the window is full it
-# emits, for every arm at once, the transition that starts at its oldest step:
-# $(s_t, a_t, R_t, s_{t+n}, \gamma^n)$.
+# All 20 arms step in lockstep, so one window of the last $n$ steps, arrays of shape (steps, arms, ...),
+# serves all of them.
 
-# %% nbgrader={"grade": false, "grade_id": "n-step-return", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+# %% tags=["export"]
 class NStepAccumulator:
     """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
 
@@ -654,7 +671,7 @@ class NStepAccumulator:
     def push(self, states, actions, rewards, next_states, done: bool):
         """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
         if done:      # next_states is the next episode's start: drop this step, flush the window
-            out = self._flush(bootstrap_states=states)
+            out = self.flush(states)
             self.count = 0
             return out
         if self.count == self.n:                              # slide: forget the oldest step
@@ -664,45 +681,25 @@ class NStepAccumulator:
         k = self.count
         self.states[k], self.actions[k], self.rewards[k] = states, actions, rewards
         self.count += 1
-        if self.count < self.n:
-            return None
-        # The window holds t .. t+n-1: emit the transition starting at t, bootstrapping at t+n.
-        ### BEGIN SOLUTION: ret = sum_k gamma^k r_{t+k} over the n steps in the window (self.discounts[k] = gamma^k), disc = gamma^n for every arm
-        ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
-        disc = np.full(len(ret), self.discounts[self.n], np.float32)
-        ### END SOLUTION
-        return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
-
-    def _flush(self, bootstrap_states):
-        """The window's steps not yet emitted as starts, with returns truncated at the last real state.
-
-        After a full window, its oldest step was already emitted: steps 1..count-1 remain.
-        Before the window first fills, all `count` steps remain."""
-        first = 1 if self.count == self.n else 0
-        m = self.count
-        if m - first <= 0:
-            return None
-        starts = np.arange(first, m)                           # start j covers steps j..m-1
-        lengths = m - starts
-        # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
-        weights = np.where(np.arange(m)[None, :] >= starts[:, None],
-                           self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
-        ret = weights @ self.rewards[:m]                       # (starts, arms)
-        agents = self.rewards.shape[1]
-        disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
-        boot = np.broadcast_to(bootstrap_states, (len(starts),) + bootstrap_states.shape)
-        flat = lambda x: x.reshape((-1,) + x.shape[2:])
-        return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
-                flat(np.array(boot, np.float32)), disc)
+        return self.emit(next_states) if self.count == self.n else None
 
 
 # %% [markdown]
-# Check with $n = 3$, $\gamma = 0.5$, two arms and rewards $1, 2, 3, 4$ (the second arm gets 10
-# times more): the first transition's return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$ with
-# discount $0.125$. On the done step, the two pending starts get returns $3 + 0.5 \cdot 4 = 5$ and
-# $4$, bootstrapping from the last real state with discounts $0.25$ and $0.5$, and the next
-# episode starts with an empty window. An episode that ends before the window fills (rewards 1,
-# 2, then done) flushes both its steps: returns $1 + 0.5 \cdot 2 = 2$ and $2$.
+# **Your turn (3): the $n$-step transition.** The window holds steps $t, \dots, t+n-1$ of every arm:
+# emit, for each arm, the transition that starts at $t$ and bootstraps from $s_{t+n}$.
+
+# %% nbgrader={"grade": false, "grade_id": "n-step-return", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(NStepAccumulator)
+def emit(self, next_states: np.ndarray) -> tuple:
+    """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
+    ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+    disc = np.full(len(ret), self.discounts[self.n], np.float32)
+    return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+
+
+# %% [markdown]
+# Check with $n = 3$, $\gamma = 0.5$ and rewards $1, 2, 3, 4$ (ten times more for the second arm): the
+# first return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$, discounted by $0.125$.
 
 # %% nbgrader={"grade": true, "grade_id": "check-n-step-return", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
@@ -712,24 +709,62 @@ for t, r in enumerate([1.0, 2.0, 3.0, 4.0]):
     out = acc.push(state(t), state(t), np.array([r, 10 * r]), state(t + 1), done=False)
     if out is not None:
         s, a, ret, s_next, disc = out
-        emitted.append((s[0, 0], ret[0], s_next[0, 0], disc[0]))
+        emitted.append((s[:, 0].tolist(), ret.tolist(), s_next[:, 0].tolist(), disc.tolist()))
         print(f"t={t}: start s={s[:, 0]}, return={ret}, bootstrap s={s_next[:, 0]}, discount={disc}")
-assert emitted == [(0, 2.75, 3, 0.125), (1, 4.5, 4, 0.125)]     # 1 + 2/2 + 3/4; 2 + 3/2 + 4/4
-s, a, ret, s_next, disc = acc.push(state(4), state(4), np.array([5.0, 50.0]), state(0), done=True)
-print(f"done: starts s={s[:, 0]}, returns={ret}, bootstrap s={s_next[:, 0]}, discounts={disc}")
-assert list(s[:, 0]) == [2, 2, 3, 3] and list(ret) == [5, 50, 4, 40] and list(disc) == [0.25, 0.25, 0.5, 0.5]
-assert list(s_next[:, 0]) == [4, 4, 4, 4]         # the last real state, never the next episode's
-first = acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False)
-print("next episode, first push:", first)
-assert first is None
-acc.push(state(1), state(1), np.array([2.0, 2.0]), state(2), done=False)   # done before the window fills:
-s, a, ret, s_next, disc = acc.push(state(2), state(2), np.array([3.0, 3.0]), state(0), done=True)
-print(f"done after 2 steps: starts s={s[:, 0]}, returns={ret}, discounts={disc}")
-assert list(s[:, 0]) == [0, 0, 1, 1] and list(ret) == [2, 2, 2, 2] and list(disc) == [0.25, 0.25, 0.5, 0.5]
+assert emitted == [([0, 0], [2.75, 27.5], [3, 3], [0.125, 0.125]), ([1, 1], [4.5, 45], [4, 4], [0.125, 0.125])]
+assert all(x.dtype == np.float32 for x in out)
 
 # %% [markdown]
-# The $n$-step window in one picture: one arm's episode of 9 steps with $n = 4$, each stored transition
-# drawn as the rewards it sums and the state it bootstraps from; the flush at the episode's end gives shorter
+# **Your turn (3): the flush at the episode's end.** Return the window's steps not yet emitted as
+# starts, each with its return truncated at the last real state (`last_states`) and $\gamma^m$ for its
+# $m$ remaining steps; the window may or may not have filled.
+
+# %% nbgrader={"grade": false, "grade_id": "n-step-flush", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(NStepAccumulator)
+def flush(self, last_states: np.ndarray) -> tuple | None:
+    """The pending starts, their rows ordered by start then arm, or None when none is pending."""
+    first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+    m = self.count
+    if m - first <= 0:
+        return None
+    starts = np.arange(first, m)                           # start j covers steps j..m-1
+    lengths = m - starts
+    # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
+    weights = np.where(np.arange(m)[None, :] >= starts[:, None],
+                       self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
+    ret = weights @ self.rewards[:m]                       # (starts, arms)
+    agents = self.rewards.shape[1]
+    disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
+    boot = np.broadcast_to(last_states, (len(starts),) + last_states.shape)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])
+    return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
+            flat(np.array(boot, np.float32)), disc)
+
+
+# %% [markdown]
+# Check, $n = 3$ and $\gamma = 0.5$. An episode that ends before the window fills (rewards 1, 2, then
+# done) flushes both steps: returns $2$ and $2$, discounts $0.25$ and $0.5$, bootstrapping from the last
+# real state. After a full window of rewards 2, 3, 4 whose oldest step was emitted, the flush gives $5$
+# and $4$; the next episode starts with an empty window.
+
+# %% nbgrader={"grade": true, "grade_id": "check-n-step-flush", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
+acc.push(state(0), state(0), np.array([1.0, 10.0]), state(1), done=False)
+acc.push(state(1), state(1), np.array([2.0, 20.0]), state(2), done=False)
+s, a, ret, s_next, disc = acc.push(state(2), state(2), np.array([3.0, 30.0]), state(0), done=True)
+print(f"done after 2 steps: starts s={s[:, 0]}, returns={ret}, bootstrap s={s_next[:, 0]}, discounts={disc}")
+assert s[:, 0].tolist() == [0, 0, 1, 1] and ret.tolist() == [2, 20, 2, 20] and disc.tolist() == [0.25, 0.25, 0.5, 0.5]
+assert s_next[:, 0].tolist() == [2, 2, 2, 2]          # the last real state, never the next episode's
+acc.states[:, :, 0], acc.actions[:, :, 0] = [[1], [2], [3]], [[1], [2], [3]]   # a full window, steps 1-3,
+acc.rewards[:], acc.count = [[2.0, 20.0], [3.0, 30.0], [4.0, 40.0]], 3         # whose step 1 was emitted
+s, a, ret, s_next, disc = acc.push(state(4), state(4), np.array([5.0, 50.0]), state(0), done=True)
+print(f"done after a full window: starts s={s[:, 0]}, returns={ret}, discounts={disc}")
+assert s[:, 0].tolist() == [2, 2, 3, 3] and ret.tolist() == [5, 50, 4, 40] and disc.tolist() == [0.25, 0.25, 0.5, 0.5]
+assert s_next[:, 0].tolist() == [4, 4, 4, 4] and all(x.dtype == np.float32 for x in (s, a, ret, s_next, disc))
+assert acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False) is None and acc.count == 1
+
+# %% [markdown]
+# The window in one picture: one arm's episode of 9 steps with $n = 4$; the flush at the end gives shorter
 # returns that bootstrap from the last real state.
 
 # %%
@@ -754,16 +789,13 @@ print(rows)
 
 # %% [markdown]
 # **Exercises.**
-# 1. Train with one-step targets, `Config(n_step=1)`, for 60 episodes and compare the first
-#    episode whose mean reached 30, and the diagnostics' mean $Q$ at the end, with the default run
-#    (`checkpoints/`): which rises sooner, and whose $Q$ ends higher?
-# 2. Start at $n = 5$ from the first episode, `Config(n_step_ramp=0)`: look at the first 10
-#    episodes' scores and mean $Q$ (section 3 says why a long $n$ is off-policy early on).
+# 1. Train with one-step targets, `Config(n_step=1)`, for 60 episodes: which rises sooner, it or the
+#    default run (`checkpoints/`), and whose mean $Q$ ends higher?
+# 2. Start at $n = 5$, `Config(n_step_ramp=0)`, and look at the first 10 episodes.
 
 # %% [markdown]
-# **What $n$-step targets measurably do.** Both help here: 1-step targets, and 5-step targets
-# from the first episode without the ramp of $n$, each score lower than the full agent, and the
-# report finds both clearly worse.
+# **What $n$-step targets measurably do: both help.** 1-step targets, and 5-step targets without the ramp,
+# each score lower than the default agent:
 
 # %% tags=["nbval-check-output"]
 one, ramp = stats.effect(table, "one_step"), stats.effect(table, "no_ramp")
@@ -778,33 +810,36 @@ Markdown(f"Over {one['seeds']} seeds, 1-step targets scored {-one['mean']:.1f} p
 #
 # ### 4.1 Sampling by priority, with a sum tree
 #
-# Uniform replay draws every stored transition equally often, those the critic already predicts
-# well and those it gets badly wrong alike. Prioritized replay [3] bets that the second kind teach
-# more, and samples transition $i$ with probability
+# Uniform replay draws every transition equally often. Prioritized replay [3] bets that the ones the
+# critic gets badly wrong teach more, and samples transition $i$ with probability
 # $$P(i) = \frac{p_i^\alpha}{\sum_k p_k^\alpha}, \qquad p_i = |\delta_i| + c,$$
-# where $\delta_i$ is its last TD error, $c > 0$ (`priority_offset`) keeps every transition
-# reachable, and $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). The buffer
-# stores $p_i^\alpha$, so it samples in proportion to what it stores. New transitions get a
-# large priority (4.2 says which), so they are likely to be drawn soon; with this stochastic
-# prioritization that is likely, not certain.
+# where $\delta_i$ is its last TD error, $c > 0$ (`priority_offset`) keeps every transition reachable,
+# and $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). The buffer stores $p_i^\alpha$.
 #
-# A **sum tree** makes this fast: a binary tree whose leaves hold the stored priorities and whose
-# every node holds the sum of its children, so the root holds $\sum_k p_k^\alpha$. Changing a
-# priority updates one path to the root, and finding the leaf where a prefix sum
-# $u \in [0, \sum_k p_k^\alpha)$ falls walks one path down: both take as many steps as the tree
-# has levels.
-#
-# In one numpy array of size $2M$ ($M$ a power of two at least the capacity), node $q$ has
-# children $2q$ and $2q+1$, the root is node 1, and the leaves are nodes $M \dots 2M-1$. An
-# update writes a leaf, then walks up to the root, recomputing each parent from its two
-# children (a leaf written twice keeps its last value). Sampling walks $u$ down from the root:
-# at each node, go left if $u$ falls within the left child's sum, else subtract that sum and go
-# right. Each walk visits $\log_2 M = 20$ levels for a million transitions, for each of the 256
-# transitions of a batch, every update. Vectorised over the batch one level at a time, that is a
-# few numpy calls per level, whose call overhead exceeds their arithmetic; so the walks are
-# plain loops compiled by numba (which also compiles the Reacher's physics).
+# A **sum tree** makes this fast: a binary tree whose leaves hold the stored priorities and whose every
+# node holds the sum of its children, so the root holds $\sum_k p_k^\alpha$. In one array of size $2M$
+# ($M$ a power of two), node $q$ has children $2q$ and $2q+1$, the root is node 1, and the leaves are
+# nodes $M \dots 2M-1$. Changing a priority recomputes one path up to the root; sampling a prefix sum
+# $u \in [0, \sum_k p_k^\alpha)$ walks one path down: at each node, go left if $u$ falls within the left
+# child's sum, else subtract that sum and go right. Both take $\log_2 M$ steps.
+
+# %% [markdown]
+# **Your turn (4.1): one step of the walk down.** From `node`, with $u$ within the node's sum: the child
+# whose subtree holds $u$, and $u$ within that child.
 
 # %% nbgrader={"grade": false, "grade_id": "sum-tree-walk", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
+    """(child, u within the child's sum), one level down from `node`."""
+    left = tree[2 * node]
+    if u >= left:
+        return 2 * node + 1, u - left
+    return 2 * node, u
+
+
+# %% [markdown]
+# The tree around your step (compiled by numba, as is your step): the walk takes exactly one step per level.
+
+# %% tags=["export"]
 @numba.njit
 def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
     """Write each leaf, then recompute its ancestors from their children, up to the root."""
@@ -818,20 +853,13 @@ def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarra
 
 
 @numba.njit
-def tree_find(tree: np.ndarray, leaves: int, values: np.ndarray) -> np.ndarray:
-    """For each prefix sum u: walk down, left if u < left child's sum, else subtract it and go right."""
+def tree_find(tree: np.ndarray, leaves: int, levels: int, values: np.ndarray, step) -> np.ndarray:
+    """For each prefix sum u: walk down from the root, one `step` per level, to a leaf."""
     found = np.empty(len(values), np.int64)
     for k in range(len(values)):
         node, u = 1, values[k]
-        ### BEGIN SOLUTION: walk down from the root (node 1) while node < leaves: left if u < the left child's sum, else subtract it and go right
-        while node < leaves:
-            left = tree[2 * node]
-            if u >= left:
-                u -= left
-                node = 2 * node + 1
-            else:
-                node = 2 * node
-        ### END SOLUTION
+        for _ in range(levels):
+            node, u = step(tree, node, u)
         found[k] = node - leaves
     return found
 
@@ -841,6 +869,7 @@ class SumTree:
 
     def __init__(self, capacity: int):
         self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.levels = self.leaves.bit_length() - 1
         self.tree = np.zeros(2 * self.leaves)
 
     def __getitem__(self, index):
@@ -856,14 +885,26 @@ class SumTree:
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(self.tree, self.leaves, np.ascontiguousarray(values, dtype=np.float64))
+        return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
+                         compiled(walk_step))
+
+
+@functools.cache
+def compiled(function):
+    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
+    return numba.njit(function)
 
 
 # %% [markdown]
-# Check: priorities 1, 2, 3, 4 must be sampled about 10%, 20%, 30%, 40% of the time, and
-# after an update every node still holds the sum of its children.
+# Check: first `walk_step` alone, in plain Python, on four leaves 1, 2, 3, 4; then priorities 1, 2, 3, 4
+# are sampled about 10%, 20%, 30%, 40% of the time, and after an update every node still holds the sum
+# of its children.
 
 # %% nbgrader={"grade": true, "grade_id": "check-sum-tree-walk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+small = np.array([0.0, 10, 3, 7, 1, 2, 3, 4])        # node 1 the root, 2-3 its children, 4-7 the leaves
+steps = [walk_step(small, 1, 2.5), walk_step(small, 1, 3.0), walk_step(small, 3, 3.5), walk_step(small, 2, 0.5)]
+print("(child, u) from (node 1, u 2.5), (1, 3), (3, 3.5), (2, 0.5):", steps)
+assert [(int(n), float(u)) for n, u in steps] == [(2, 2.5), (3, 0.0), (7, 0.5), (4, 0.5)]
 tree = SumTree(5)
 tree[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
 print("total:", tree.total())
@@ -879,36 +920,25 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # %% [markdown]
 # ### 4.2 Importance weights, and the buffer
 #
-# Sampling by priority changes the distribution the critic's expectation is taken over, so each
-# sample's squared TD error is weighted by
+# Sampling by priority changes the distribution the critic's expectation is taken over, so each squared
+# TD error is weighted by
 # $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j\, (N \cdot P(j))^{-\beta}}, \qquad j \text{ over the batch},$$
-# which undoes the bias fully at $\beta = 1$ ($N$ is the number of stored transitions). Dividing by the largest weight only ever scales
-# updates down [3]. We take that maximum over the sampled batch, as Dopamine's implementation
-# does [11]. The maximum over the whole buffer, $(N \min_j P(j))^{-\beta}$, lets one stale tiny
-# priority shrink every update, a smaller learning rate in disguise whose shrinkage grows as
-# $\beta \to 1$. The price of the batch maximum: it changes from batch to batch, so the
-# correction is exact only up to a per-batch scale factor (the relative weights within a batch
-# are exact, the step size is not). The actor's step uses the same prioritized batch without
-# weights, so its expectation is over $P(i)$ rather than over the buffer: one more
-# approximation. $\beta$ grows linearly from $\beta_0 = 0.4$ to 1 over
-# `beta_steps` = 110,000 environment steps, about 110 episodes, where [3] anneals it to 1 by the
-# end of training: a run that solves at episode 100 stops at $\beta \approx 0.95$.
+# which undoes the bias fully at $\beta = 1$ ($N$ is the number of stored transitions). Dividing by the
+# largest weight keeps every weight at most 1 [3]; we take that maximum over the batch, as Dopamine does
+# [11]. Under plain SGD this scale would act as a learning rate, but both networks learn with Adam, which
+# divides each step by a running estimate of the gradient's size: a constant factor on the loss cancels,
+# and the weights act through their ratios. The actor's step uses the same batch without weights.
+# $\beta$ grows linearly from 0.4 to 1 over `beta_steps` = 110,000 environment steps (about 110 episodes).
 #
-# Preallocated arrays hold the transitions; a ring index overwrites the oldest. Sampling is
-# stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in each,
-# which spreads the batch over the whole distribution.
+# Sampling is stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in
+# each. A ring index overwrites the oldest transition.
 #
-# **A new transition's priority.** It has no TD error yet, so [3] gives it the largest priority
-# seen so far, to replay it soon. But the TD errors shrink as the critic learns, while that
-# maximum, set early, stays: with $\alpha = 0.5$ a priority $k$ times the typical one is drawn
-# $\sqrt{k}$ times as often, and after episode 20 (6.2), when the agent stores 20 transitions a
-# step and draws `batch_size / learn_every_later` = 32, many are never drawn at all and pile up
-# at that stale maximum. So a new transition here gets the largest priority of the last
-# `priority_window` = 100 updates; a report ablation keeps the largest ever, as in [3]. The
-# report's section 2.1 measures both rules: how far above the TD errors a new transition's
-# priority ends, how much of the sampling the never-replayed transitions take, and the scores.
+# **A new transition's priority.** It has no TD error yet. Schaul et al. [3] give it the largest priority
+# seen so far, so that it is replayed soon; this agent gives it the largest of the last `priority_window`
+# = 100 updates. That is a choice, not a finding: in the report's runs the two rules score the same, and
+# under either a new transition enters well above the mean $|\delta|$ (`Report.ipynb`, section 2.1).
 
-# %% nbgrader={"grade": false, "grade_id": "importance-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+# %% tags=["export"]
 class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
@@ -933,14 +963,11 @@ class PrioritizedReplay:
         self.size = min(self.size + len(idx), self.capacity)
 
     def sample(self, batch: int, beta: float):
-        """Indices, importance weights w_i = (N P(i))^-beta / max_j (N P(j))^-beta (j in the batch), the batch."""
+        """Indices, importance weights and the batch, drawn in `batch` equal segments of the total."""
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
-        ### BEGIN SOLUTION: w_i = (N P(i))^-beta with P(i) = priority / total, divided by the batch's largest
-        weights = (self.size * self.priorities[idx] / total) ** -beta
-        weights /= weights.max()
-        ### END SOLUTION
+        weights = importance_weights(self.priorities[idx], total, self.size, beta)
         batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
         return idx, weights.astype(np.float32), batch_arrays
 
@@ -949,36 +976,56 @@ class PrioritizedReplay:
         """A new transition's p: the largest of the last `window` updates."""
         return float(self.recent.max())
 
-    def update_priorities(self, idx, td_errors) -> None:
-        priorities = np.abs(td_errors) + self.offset
-        self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
-        self.updates += 1
-        self._set_priority(idx, priorities)
-
     def _set_priority(self, idx, priorities) -> None:
         self.priorities[idx] = priorities ** self.alpha
 
 
 # %% [markdown]
-# Check: after giving transition 0 a TD error 9 times larger than the others', it is drawn
-# about 9/13 of the time with $\alpha = 1$, and $3/7$ of the time with $\alpha = 0.5$
-# ($\sqrt 9 / (\sqrt 9 + 4)$); its weight is the smallest, and the weights equal
-# $(N P(i))^{-\beta} / \max_j (N P(j))^{-\beta}$ computed directly. And updated out of order,
-# each transition holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$.
+# **Your turn (4.2): the importance weights** of a batch, from its stored priorities $p_i^\alpha$, their
+# total over the buffer, and the number $N$ of stored transitions.
+
+# %% nbgrader={"grade": false, "grade_id": "importance-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
+    """The batch's importance weights, the largest of them 1 (4.2)."""
+    weights = (size * priorities / total) ** -beta
+    return weights / weights.max()
+
+
+# %% [markdown]
+# Check: for stored priorities 9, 1, 1, 1, 1 (total 13), the weights equal the formula computed
+# directly, the most likely transition gets the smallest, the largest is 1, and $\beta = 0$ gives
+# uniform weights.
 
 # %% nbgrader={"grade": true, "grade_id": "check-importance-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+p = np.array([9.0, 1.0, 1.0, 1.0, 1.0])
+for beta in (0.5, 1.0):
+    weights = importance_weights(p[[0, 1, 0]], 13.0, 5, beta)
+    direct = (5 * p[[0, 1, 0]] / 13) ** -beta
+    print(f"beta {beta}: weights of transitions 0, 1, 0: {np.round(weights, 4)}, direct {np.round(direct / direct.max(), 4)}")
+    assert np.allclose(weights, direct / direct.max()) and weights.max() == 1 and weights[0] < weights[1]
+assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
+
+# %% [markdown]
+# **Your turn (4.2): the priorities after an update.** Set the sampled transitions' stored
+# priorities from their TD errors, and remember this update's largest $p$ for the new transitions.
+
+# %% nbgrader={"grade": false, "grade_id": "new-priority", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(PrioritizedReplay)
+def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
+    """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+    priorities = np.abs(td_errors) + self.offset
+    self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+    self.updates += 1
+    self._set_priority(idx, priorities)
+
+
+# %% [markdown]
+# Check: updated out of order, each transition holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$; and after
+# updates whose largest $p$ are 9, 0.5 and 0.25, a new transition enters at 0.5 with a window of 2
+# updates and at 9 with a window of 3.
+
+# %% nbgrader={"grade": true, "grade_id": "check-new-priority", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 zeros = np.zeros((5, 1), np.float32)
-for alpha in (1.0, 0.5):
-    buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=alpha, offset=0.0, rng=np.random.default_rng(0))
-    buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
-    buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
-    idx, weights, _ = buffer.sample(100_000, beta=0.5)
-    P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9 ** alpha + 4)
-    direct = (5 * P) ** -0.5 / ((5 * P) ** -0.5).max()
-    found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
-    print(f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
-          f"weights of 0 and 1 {np.round(found, 4)}, direct {np.round(direct[:2], 4)}")
-    assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, direct[:2], rtol=1e-5)
 pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=0.5, offset=0.25, rng=np.random.default_rng(0))
 pr.add(zeros, zeros, np.zeros(5, np.float32), zeros, np.ones(5, np.float32))
 td = np.array([0.0, -1.0, 2.0, -3.0, 4.0])
@@ -995,8 +1042,25 @@ for window in (2, 3):             # after one large TD error and two small ones:
     assert np.isclose(pr.priorities[0] ** 2, 0.5 if window == 2 else 9.0)
 
 # %% [markdown]
-# Prioritized sampling in one picture: 16 transitions with TD errors from 0.1 to 3, drawn 51,200 times;
-# each is drawn as often as $P(i)$ says, and the importance weights undo it, fully at $\beta = 1$.
+# Check, the whole buffer (not graded): a transition with a TD error 9 times the others' is drawn about
+# 9/13 of the time with $\alpha = 1$ and $3/7$ with $\alpha = 0.5$, with the weights of the formula.
+
+# %% tags=["nbval-check-output"]
+for alpha in (1.0, 0.5):
+    buffer = PrioritizedReplay(8, state_size=1, action_size=1, alpha=alpha, offset=0.0, rng=np.random.default_rng(0))
+    buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
+    buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
+    idx, weights, _ = buffer.sample(100_000, beta=0.5)
+    P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9 ** alpha + 4)
+    direct = (5 * P) ** -0.5 / ((5 * P) ** -0.5).max()
+    found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
+    print(f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
+          f"weights of 0 and 1 {np.round(found, 4)}, direct {np.round(direct[:2], 4)}")
+    assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, direct[:2], rtol=1e-5)
+
+# %% [markdown]
+# Prioritized sampling in one picture: 16 transitions with TD errors from 0.1 to 3; each is drawn as often
+# as $P(i)$ says, and the importance weights undo it, fully at $\beta = 1$.
 
 # %%
 # 16 transitions with TD errors 0.1 to 3: how often each is drawn (200 batches of 256) against P(i),
@@ -1021,18 +1085,13 @@ plt.show()
 
 # %% [markdown]
 # **Exercises.**
-# 1. Uniform replay is `Config(alpha=0.0)`: train 60 episodes and compare the worst arm's mean
-#    score and the diagnostics' `unreplayed_share` with the default. Does prioritization change how
-#    much of the buffer is never replayed?
-# 2. Let new transitions enter at the largest priority of the last 10,000 updates, close to [3]'s
-#    largest ever, `Config(priority_window=10_000)`, and watch `max_priority` in the diagnostics:
-#    what happens to it after the first large TD errors?
+# 1. Uniform replay is `Config(alpha=0.0)`: train 60 episodes and compare the worst arm's score and the
+#    diagnostics' `unreplayed_share` with the default run.
+# 2. Let new transitions enter at the largest priority of the last 10,000 updates,
+#    `Config(priority_window=10_000)`, and watch `max_priority` in the diagnostics.
 
 # %% [markdown]
-# **What prioritized replay measurably does here: no measurable gain.** After the first 20
-# episodes the agent makes one update on a batch of 256 for every 160 new transitions, into a
-# buffer of about 50 episodes, so much of the buffer is never replayed, and new transitions, which
-# enter at a high priority, are drawn first (`Report.ipynb` section 2.1). Against uniform replay:
+# **What prioritized replay measurably does here: no measurable gain.** Against uniform replay:
 
 # %% tags=["nbval-check-output"]
 e = stats.effect(table, "uniform")
@@ -1041,32 +1100,27 @@ Markdown(f"Over {e['seeds']} seeds, uniform replay changed the mean of episodes 
          f"The report's verdict: {e['verdict']}, as for the two other rules for new transitions.")
 
 # %% [markdown]
-# This is in line with Fujimoto et al. [15]: sampling by priority with a squared loss is the same,
-# in expectation, as uniform sampling with another loss, and in their MuJoCo runs prioritized replay
-# brought TD3, an actor-critic method like this one, little or nothing. The new-transition priority
-# of 4.2 is a choice: the rule of [3] (the largest priority ever) scores no differently.
+# This agrees with Fujimoto et al. [15]: prioritized sampling with a squared loss equals, in expectation,
+# uniform sampling with another loss, and in their MuJoCo runs prioritized replay brought TD3, an
+# actor-critic method like this one, little or nothing.
 
 # %% [markdown]
 # ## 5. NoisyNet exploration
 #
 # ### 5.1 Noisy layers
 #
-# DDPG usually explores by adding noise to the actor's actions. NoisyNet [4] instead makes the
-# actor's weight matrices noisy, $W = \bar W + \sigma^W \odot \varepsilon^W$ (and likewise the
-# biases, $b = \bar b + \sigma^b \odot \varepsilon^b$), and learns the mean weights $\bar W$ and the
-# noise scales $\sigma^W$ by gradient descent with everything else. In DQN, where the noise enters
-# the TD loss, that lets the network learn how much to explore and where; in DDPG's actor loss
-# nothing rewards exploring, and 5.2 says why $\sigma$ then tends to shrink. With factorised Gaussian noise a layer with $d_\text{in}$ inputs and
-# $d_\text{out}$ outputs needs only $d_\text{in} + d_\text{out}$ standard normal numbers,
-# $\varepsilon^{in}_i$ for the inputs and $\varepsilon^{out}_j$ for the outputs:
+# DDPG usually explores by adding noise to the actions. NoisyNet [4] makes the actor's weights noisy
+# instead, $W = \bar W + \sigma^W \odot \varepsilon^W$ and $b = \bar b + \sigma^b \odot \varepsilon^b$,
+# and learns the mean weights and the noise scales $\sigma$ by gradient descent. With factorised Gaussian
+# noise a layer with $d_\text{in}$ inputs and $d_\text{out}$ outputs needs only $d_\text{in} + d_\text{out}$
+# standard normal numbers:
 # $$\varepsilon^W_{ji} = f(\varepsilon^{out}_j)\,f(\varepsilon^{in}_i), \qquad \varepsilon^b_j = f(\varepsilon^{out}_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
 # with $\bar W$ initialised uniformly in $\pm 1/\sqrt{d_\text{in}}$ and $\sigma^W$ at
-# $\sigma_0/\sqrt{d_\text{in}}$. In the code, `weight_mean` is $\bar W$, `weight_sigma` is
-# $\sigma^W$, and the buffers `eps_in` and `eps_out` hold $f(\varepsilon^{in})$ and
-# $f(\varepsilon^{out})$. The agent sets them: noise when acting and when learning, none (the mean
-# weights) for evaluation and for the target actor.
+# $\sigma_0/\sqrt{d_\text{in}}$. In the code, `weight_mean` is $\bar W$, `weight_sigma` is $\sigma^W$, and
+# `eps_in`, `eps_out` hold $f(\varepsilon^{in})$ and $f(\varepsilon^{out})$. The agent acts and learns
+# with noise; evaluation and the target actor use the mean weights.
 
-# %% nbgrader={"grade": false, "grade_id": "noisy-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+# %% tags=["export"]
 def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
     """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
     return eps.sign() * eps.abs().sqrt()
@@ -1096,13 +1150,6 @@ class NoisyLinear(nn.Module):
     def extra_repr(self) -> str:
         return f"in_features={self.in_features}, out_features={self.out_features}"
 
-    def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The weight and bias of one noise sample: w_mean + w_sigma * (f_out f_in^T), b_mean + b_sigma * f_out."""
-        ### BEGIN SOLUTION: return w_mean + w_sigma * outer(f_out, f_in) and b_mean + b_sigma * f_out (factorised noise)
-        return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-                torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
-        ### END SOLUTION
-
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
             return F.linear(x, self.weight_mean, self.bias_mean)
@@ -1110,10 +1157,20 @@ class NoisyLinear(nn.Module):
 
 
 # %% [markdown]
-# Check: the noise is factorised as in [4]: $f$ of the input and output noise, their outer
-# product on the weights; $\sigma^W$ starts at $\sigma_0/\sqrt{d_\text{in}}$ and $\bar W$ within
-# $\pm 1/\sqrt{d_\text{in}}$. Without noise the output uses the mean weights alone; and a gradient
-# step changes $\sigma^W$, so it is learned.
+# **Your turn (5.1): the weights of one noise sample**, from $f(\varepsilon^{in})$ and $f(\varepsilon^{out})$.
+
+# %% nbgrader={"grade": false, "grade_id": "noisy-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(NoisyLinear)
+def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+    return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+            torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+
+
+# %% [markdown]
+# Check: $\sigma^W$ starts at $\sigma_0/\sqrt{d_\text{in}}$ and $\bar W$ within $\pm 1/\sqrt{d_\text{in}}$;
+# without noise the layer uses the mean weights; with noise, the factorised weights; and a gradient step
+# changes $\sigma^W$.
 
 # %% nbgrader={"grade": true, "grade_id": "check-noisy-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -1142,39 +1199,23 @@ assert not torch.equal(sigma_before, layer.weight_sigma)
 # %% [markdown]
 # ### 5.2 The noisy actor, and noise correlated in time
 #
-# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers. Its `set_noise` takes one vector of
-# `noise_size` standard normal numbers and gives each layer its share, which the layer keeps in
-# its own buffers (no buffer is a view into another, so moving the actor keeps the noise). Its
-# `draw` instead writes the weights of one noise sample into a plain `Actor`, which then acts as
-# the noisy actor with that noise at the cost of a plain forward pass: the behaviour policy of 6.1
-# acts so.
+# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers; `set_noise` gives each layer its share of
+# one vector of `noise_size` standard normal numbers.
 #
-# An arm has inertia, so noise drawn afresh every step may average out before the arm moves.
-# This project's design therefore **draws the acting noise $\varepsilon_t$ (all of the actor's
-# noise numbers at step $t$) from an Ornstein-Uhlenbeck process** [1] of unit variance (a design
-# choice that the report's ablations do not isolate):
+# An arm has inertia, so noise drawn afresh every step may average out before the arm moves. This agent
+# therefore draws its acting noise $\varepsilon_t$ from an **Ornstein-Uhlenbeck process** [1] of unit
+# variance (a design choice the report does not isolate):
 # $$\varepsilon_{t+1} = (1 - \kappa)\,\varepsilon_t + \sqrt{1 - (1 - \kappa)^2}\;\xi_t, \qquad \xi_t \sim \mathcal{N}(0, I).$$
-# Each $\varepsilon_t$ is still $\mathcal{N}(0, I)$, as NoisyNet assumes, but steps $\ell$ apart are
-# correlated by $(1 - \kappa)^\ell$, so a perturbed policy persists for about $1/\kappa$ steps
-# ($\kappa$ = `ou_kappa`). The process returns its **state** $\varepsilon_t$, which is what makes
-# it correlated (returning $\xi_t$ gives white noise). The report's action-noise ablations add
-# such a process, scaled, to the actions instead. The learning updates draw fresh,
-# independent noise, as in [4].
+# Each $\varepsilon_t$ is still $\mathcal{N}(0, I)$, but steps $\ell$ apart are correlated by
+# $(1 - \kappa)^\ell$: a perturbed policy persists for about $1/\kappa$ steps. The learning updates draw
+# fresh, independent noise, as in [4].
 #
-# Three departures from [4], named:
-# * **What trains $\sigma$.** In DQN the noise enters the TD loss; here the actor's only loss is
-#   $-Q_\phi(s, \mu_\theta(s))$, and nothing in it rewards exploring: near a maximum of the critic a
-#   noisy action scores lower on average, so the gradient tends to shrink $\sigma$. The report
-#   (section 1.2) shows how far it fell in the solving run. Parameter-space noise for DDPG [12]
-#   avoids this by adapting the noise scale to a target distance in action space instead of
-#   learning it.
-# * **One noise sample for all 20 arms.** One $\varepsilon$ drives all 20 arms at a time, so
-#   their exploration is correlated (the arms still differ in state). A report ablation gives each
-#   arm its own sample, as the action-noise variants do.
-# * **The target actor uses the mean weights** (no noise), where [4] also perturbs the target
-#   network; this keeps the bootstrap target deterministic.
+# Departures from [4]: one noise sample drives all 20 arms; the target actor uses the mean weights; and
+# nothing in DDPG's actor loss rewards exploring: near a maximum of the critic a noisy action scores
+# lower on average, so the gradient tends to shrink $\sigma$ (parameter-space noise [12] adapts the scale
+# instead of learning it).
 
-# %% nbgrader={"grade": false, "grade_id": "ou-step", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+# %% tags=["export"]
 class NoisyActor(Actor):
     """The actor with NoisyLinear layers (`layer`), one noise sample for a whole batch."""
 
@@ -1212,25 +1253,43 @@ class OrnsteinUhlenbeck:
         self.kappa, self.scale, self.generator = kappa, scale, generator
         self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
 
-    def sample(self) -> torch.Tensor:
-        xi = torch.randn(self.state.shape, generator=self.generator)
-        ### BEGIN SOLUTION: the OU step x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi, kept in self.state
-        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
-        ### END SOLUTION
-        return self.state
+
+# %% [markdown]
+# **Your turn (5.2): one step of the Ornstein-Uhlenbeck process**, with its standard normal draw $\xi_t$
+# from `self.generator`.
+
+# %% nbgrader={"grade": false, "grade_id": "ou-step", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(OrnsteinUhlenbeck)
+def sample(self) -> torch.Tensor:
+    """The process's next state, kept in self.state and returned."""
+    xi = torch.randn(self.state.shape, generator=self.generator)
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    return self.state
 
 
 # %% [markdown]
-# Check: one call sets every layer's noise ($f(\varepsilon)$ in each layer's buffers); with noise
-# the same states give other actions, with `None` the mean weights; a plain actor drawn with the
-# same noise acts exactly as the noisy one; and the process keeps unit
-# variance (a wrong increment scale would drift from it) with a correlation of about
-# $(1 - 0.15)^\ell$ at lag $\ell$.
+# Check: the process keeps unit variance (a wrong increment scale would drift from it), its correlation
+# at lag $\ell$ is about $(1 - 0.15)^\ell$, and it returns its state.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ou-step", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
+path = torch.stack([ou.sample() for _ in range(11)])
+lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
+for _ in range(100):
+    ou.sample()
+print(f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:", [round(c, 2) for c in lags],
+      " expected:", [round(0.85 ** k, 2) for k in (1, 5, 10)])
+assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
+assert torch.equal(ou.sample(), ou.state)
+
+# %% [markdown]
+# Check, the noisy actor (not graded): one call sets every layer's noise ($f(\varepsilon)$ in each
+# layer's buffers); with noise the same states give other actions, with `None` the mean weights; a
+# plain actor drawn with the same noise acts exactly as the noisy one.
+
+# %% tags=["nbval-check-output"]
 torch.manual_seed(0)
 noisy_actor = NoisyActor(state_size, action_size, hidden, sigma0=0.5)
-print(noisy_actor)
 assert noisy_actor.noise_size == sum(i + o for i, o in zip((state_size, *hidden), (*hidden, action_size)))
 eps = torch.randn(noisy_actor.noise_size)
 noisy_actor.set_noise(eps)
@@ -1249,19 +1308,10 @@ noisy_actor.draw(eps, into=drawn)
 with torch.no_grad():
     print("a plain actor drawn with the same noise acts as the noisy actor:", torch.equal(drawn(s), acting))
     assert torch.equal(drawn(s), acting)
-ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
-path = torch.stack([ou.sample() for _ in range(11)])
-lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
-for _ in range(100):
-    ou.sample()
-print(f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:", [round(c, 2) for c in lags],
-      " expected:", [round(0.85 ** k, 2) for k in (1, 5, 10)])
-assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
 
 # %% [markdown]
-# Both kinds of noise in one picture: on the left, noise correlated in time against white noise of the same
-# spread; on the right, what the noise does to the actions: one state's first two torques under 300 noise
-# samples of a fresh noisy actor, around the action of its mean weights.
+# Both kinds of noise in one picture: OU noise against white noise of the same spread, and one state's
+# actions under 300 noise samples of a fresh noisy actor.
 
 # %%
 # Left: noise correlated in time (OU, kappa 0.15) against white noise of the same spread. Right: one
@@ -1292,18 +1342,14 @@ plt.show()
 
 # %% [markdown]
 # **Exercises.**
-# 1. Explore with Ornstein-Uhlenbeck action noise instead of NoisyNet, and with none at all. These are
-#    report ablations, which the package builds as variants of this agent: `from continuous_control
-#    import ablations`, then `ablations.train(ablations.Ablation(exploration="ou"), env, "runs/ou", 20,
-#    live=False)`, and the same with `exploration="none"`. Compare the first 20 episodes' scores:
-#    with 20 arms in 20 different states, how much does the noise still matter?
-# 2. Print the mean $|\sigma|$ of each noisy layer (the diagnostics' `sigma_k`) over a run: does
-#    $\sigma$ grow or shrink, as 5.2 predicts?
+# 1. The report's ablations explore with OU action noise, or with none: `from continuous_control import
+#    ablations`, then `ablations.train(ablations.Ablation(exploration="ou"), env, "runs/ou", 20, live=False)`,
+#    and likewise `exploration="none"`. With 20 arms in 20 states, how much does the noise matter?
+# 2. Print each layer's mean $|\sigma|$ (the diagnostics' `sigma_k`) over a run: does it shrink?
 
 # %% [markdown]
-# **What NoisyNet measurably does here: no measurable gain.** Neither Ornstein-Uhlenbeck noise of
-# the same correlation added to the actions nor no exploration noise at all scores clearly
-# differently: 20 arms in 20 different states explore for the agent.
+# **What NoisyNet measurably does here: no measurable gain.** Neither OU noise on the actions nor no
+# exploration noise at all scores clearly differently; 20 arms in 20 different states explore for the agent.
 
 # %% tags=["nbval-check-output"]
 ou, none = stats.effect(table, "action_noise"), stats.effect(table, "no_noise")
@@ -1316,16 +1362,9 @@ Markdown(f"Over {ou['seeds']} seeds, OU action noise changed the mean of episode
 #
 # ### 6.1 The behaviour policy
 #
-# What acts is the **behaviour policy**: a copy of the normaliser and an actor with this step's
-# exploration noise. The agent refreshes it once per step, after the environment step and before
-# that step's update, so each step acts with the weights of one update before: a difference of
-# one learning-rate step, and it lets the update and the acting never share a tensor.
-#
-# The refresh steps the Ornstein-Uhlenbeck noise $\varepsilon_t$ of 5.2 and writes the weights it
-# gives, $\bar W + \sigma^W \odot f(\varepsilon^{out}) f(\varepsilon^{in})^\top$ for each layer, into
-# a plain `Actor` (`NoisyActor.draw`): one noise sample for all 20 arms, its weights made once per
-# step, and acting costs one plain forward pass. `mean_actor` acts without noise (the mean weights),
-# for evaluation; it leaves the behaviour policy as it is, so the next step explores again.
+# What acts is the **behaviour policy**: a copy of the normaliser, and an actor with this step's
+# Ornstein-Uhlenbeck noise (5.2), refreshed once per step; `mean_actor` acts without noise, for
+# evaluation. (It draws the noisy weights once per step into a plain `Actor`, which is only faster.)
 
 # %% tags=["export"]
 class Behaviour(nn.Module):
@@ -1357,33 +1396,15 @@ class Behaviour(nn.Module):
 # %% [markdown]
 # ### 6.2 The agent: all of it together
 #
-# `Agent` is DDPG (2.2) with the rest around it. Per step, for all 20 arms at once, `step`
-# refreshes the behaviour policy for the next step, updates the state statistics, feeds the
-# $n$-step window (3) and stores what it emits in the prioritized buffer (4) at the largest
-# priority of the last `priority_window` updates (4.2). Once the buffer holds `warmup` transitions it learns every `learn_every`
-# steps: `learn` samples a batch by priority with its importance weights, makes the critic's
-# step, sets the sampled transitions' priorities from this update's TD errors, draws fresh
-# NoisyNet noise (5) for the actor's step, and soft-updates the targets.
+# `Agent` is DDPG (2.2) with the rest around it. Each step, for all 20 arms, `step` refreshes the
+# behaviour policy, updates the state statistics, feeds the $n$-step window (3) and stores what it emits
+# (4); once the buffer holds `warmup` transitions it learns every `learn_every` steps.
 #
-# **How often to learn** (the replay ratio). Each step stores 20 transitions, and an update
-# draws 256: learning every step, that is about 13 draws per stored transition. The updates are
-# where the time goes. Early on they are what makes the scores rise; once the arms score near
-# the maximum, the updates only have to keep them there. So the agent learns
-# every step in its fast episodes, the first `learn_every_until` = 20, and every `learn_every_later`
-# = 8 steps after them, which cuts the later episodes' time to a fraction. This is a design choice
-# for speed; the report's ablation "learning every step throughout" measures what it costs in
-# score. `begin_episode` sets the episode's $n$ (3) and its learning interval.
-
-# %% [markdown]
-# The networks live on `cfg.device`; `agent.to(...)` (from `DDPG`) moves or casts them all later,
-# for example `agent.to(torch.float64)`, and each batch follows them. `learn` returns the losses
-# and the mean $Q$ of its update, for the training run's diagnostics (which the package records).
-
-# %% [markdown]
-# **Seeds.** One `numpy.random.SeedSequence(cfg.seed)` spawns independent streams for
-# the environment's goals, the replay sampler (`rng`), the weights (the global torch generator)
-# and the noise (`gen`): generators merely started from the same number would draw the same
-# stream, so the goals would repeat the replay sampler's draws.
+# **How often to learn.** Each step stores 20 transitions and an update draws 256. The agent learns every
+# step in its first `learn_every_until` = 20 episodes and every `learn_every_later` = 8 steps after them,
+# when the updates only have to keep the scores up: a choice for speed, whose cost the report's ablation
+# "learning every step throughout" measures. One `SeedSequence(cfg.seed)` spawns independent random
+# streams for the goals, the replay, the weights and the noise.
 
 # %% tags=["export"]
 def seed_streams(seed: int) -> dict:
@@ -1400,9 +1421,9 @@ class Agent(DDPG):
         seeds, self.cfg, self.sizes = seed_streams(cfg.seed), cfg, (num_agents, state_size, action_size)
         self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
         torch.manual_seed(seeds["weights"])
-        critic = TwinCritic if cfg.clipped_double_q else Critic                # 2.3
+        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
-                         critic(state_size, action_size, cfg.hidden), state_size)
+                         target(state_size, action_size, cfg.hidden), state_size)
         self.behaviour = self.make_behaviour()
         self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
                                         cfg.priority_window)
@@ -1429,6 +1450,7 @@ class Agent(DDPG):
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
         if not done:
             self.behaviour.refresh()                      # the next step's policy, before this step's update
         self.norm.update(self.tensor(states))
@@ -1442,28 +1464,78 @@ class Agent(DDPG):
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
-    def learn(self) -> dict:
-        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-        s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
-        self.memory.update_priorities(idx, td.cpu().numpy())
-        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
-        actor_loss = self.update_actor(s)
-        self.update_targets()
-        self.updates += 1
-        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+
+
+def refuse_non_finite(step: int, **arrays) -> None:
+    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
+    it would spread through the replay into every network."""
+    for name, x in arrays.items():
+        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
+        if bad.any():
+            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
+                             f"({np.asarray(x)[np.argmax(bad)]})")
 
 
 # %% [markdown]
-# Check: after 12 steps of made-up transitions with learning from the start and $n = 5$, the
-# buffer holds the $20 \times 8$ transitions emitted so far (the first at step 5), and the agent
-# has learned at every step since the buffer first held a batch of 32 (steps 6 to 12); the
-# updates have set the sampled priorities from their TD errors; and the behaviour policy without
-# noise acts as the actor's mean weights.
+# **Your turn (6.2): one learning step**, `learn`: a prioritized batch, normalised; the critic's step; the
+# sampled transitions' new priorities; fresh noise for the actor's step; the actor's step; the targets.
+# It returns the two losses and the mean $Q$ as a dict (keys `critic_loss`, `actor_loss`, `q`).
+
+# %% nbgrader={"grade": false, "grade_id": "learn", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(Agent)
+def learn(self) -> dict:
+    """One update of the networks on a prioritized batch, and of the batch's priorities."""
+    idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+    self.memory.update_priorities(idx, td.cpu().numpy())
+    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+    actor_loss = self.update_actor(s)
+    self.update_targets()
+    self.updates += 1
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+
+
+# %% [markdown]
+# Check, with every part that `learn` calls replaced by a recorder: it samples at this step's $\beta$; the
+# critic learns first, on normalised states, with the weights; the critic's TD errors become the
+# priorities; the actor's step uses fresh noise from `gen`; the targets move last.
+
+# %% nbgrader={"grade": true, "grade_id": "check-learn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+agent = Agent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
+agent.norm.update(torch.randn(100, state_size) * 10 + 3)
+raw = [np.random.default_rng(k).standard_normal((4, size)).astype(np.float32) for k, size in
+       enumerate((state_size, action_size, 1, state_size, 1))]
+batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
+idx, weights, td = np.array([3, 1, 4, 1]), np.array([0.5, 1.0, 0.25, 1.0], np.float32), torch.tensor([1.0, -2.0, 3.0, -4.0])
+calls, generator = [], torch.Generator().set_state(agent.gen.get_state())
+record = lambda name, result=None: lambda *args: calls.append((name, args)) or result
+agent.memory.sample, agent.memory.update_priorities = record("sample", (idx, weights, batch)), record("priorities")
+agent.update_critic, agent.update_actor = record("critic", (td, 1.5, 2.5)), record("actor", -3.5)
+agent.actor.set_noise, agent.update_targets = record("noise"), record("targets")
+out = agent.learn()
+order = [name for name, _ in calls]
+print("calls in order:", order, " returned:", out)
+args = dict(calls)
+assert sorted(order) == sorted(["sample", "critic", "priorities", "noise", "actor", "targets"]) and order[0] == "sample"
+assert order.index("critic") < min(order.index("priorities"), order.index("actor")) and order[-1] == "targets"
+assert order.index("noise") < order.index("actor") and args["sample"] == (4, agent.beta())
+s, a, ret, s_next, disc, w = args["critic"]
+assert torch.equal(s, agent.norm(torch.as_tensor(raw[0]))) and torch.equal(s_next, agent.norm(torch.as_tensor(raw[3])))
+assert torch.equal(a, torch.as_tensor(raw[1])) and torch.equal(w, torch.as_tensor(weights)) and torch.equal(disc, torch.as_tensor(batch[4]))
+assert np.array_equal(args["priorities"][0], idx) and np.array_equal(args["priorities"][1], td.numpy())
+assert torch.equal(args["noise"][0], torch.randn(agent.actor.noise_size, generator=generator))
+assert torch.equal(args["actor"][0], s) and out == {"critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5} and agent.updates == 1
+
+
+# %% [markdown]
+# Check: after 12 made-up steps with $n = 5$, the buffer holds the $20 \times 8$ transitions emitted so
+# far, and the agent has learned at every step since the buffer held the warm-up's 40; priorities have
+# moved; the behaviour policy explores; and a NaN state is refused, naming the arm and the step.
 
 # %% tags=["nbval-check-output"]
-check = Agent(Config(buffer_size=1000, batch_size=32, warmup=32, n_step_ramp=0), state_size, action_size, num_agents)
+check = Agent(Config(buffer_size=1000, batch_size=32, warmup=40, n_step_ramp=0), state_size, action_size, num_agents)
 check.begin_episode(1)
 fake = np.random.default_rng(1)
 for t in range(12):
@@ -1471,6 +1543,7 @@ for t in range(12):
     check.step(s, check.act(s), fake.random(num_agents).astype(np.float32), s, done=False)
 print("transitions stored:", check.memory.size, " updates so far:", check.updates)
 assert check.memory.size == num_agents * (12 - 4) and check.updates == 12 - 5   # 8 emissions of 20; 7 updates
+assert check.behaviour.norm.count == check.norm.count - num_agents and not np.allclose(check.act(s), check.act(s, explore=False))
 changed = not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0)
 print("priorities no longer all at their initial value:", changed)
 assert changed
@@ -1479,6 +1552,13 @@ mean_actions = check.actor(check.norm(torch.as_tensor(s))).clamp(-1, 1)
 noise_free = torch.equal(torch.as_tensor(check.act(s, explore=False)), mean_actions)
 print("the behaviour policy without noise acts as the actor's mean weights:", noise_free)
 assert noise_free
+s[3, 7] = np.nan
+try:
+    check.step(s, check.act(s, explore=False), np.zeros(num_agents), s, done=False)
+    raise AssertionError("a NaN state was stored")
+except ValueError as refused:
+    print("refused:", refused)
+    assert "arm 3" in str(refused) and "step 13" in str(refused)
 
 # %% [markdown]
 # Check: the episodes' $n$ (section 3) and learning interval follow the schedule.
@@ -1491,11 +1571,18 @@ for episode in (1, 4, 5, 9, 13, 17, fast, fast + 1, 100):
     ramp.begin_episode(episode)
     schedule[episode] = (ramp.nstep.n, ramp.learn_every)
 print("episode: (n, learn every k steps):", schedule)
-assert schedule[1] == (1, 1) and schedule[5] == (2, 1) and schedule[17] == (5, 1)
+assert [schedule[e] for e in (1, 4, 5, 9, 13, 17)] == [(1, 1), (1, 1), (2, 1), (3, 1), (4, 1), (5, 1)]
 assert schedule[fast] == (5, 1) and schedule[fast + 1] == (5, ramp.cfg.learn_every_later)
+betas = []
+for steps in (0, ramp.cfg.beta_steps // 2, ramp.cfg.beta_steps, 2 * ramp.cfg.beta_steps):
+    ramp.steps = steps
+    betas.append(round(ramp.beta(), 6))
+print("beta at steps 0, beta_steps / 2, beta_steps and twice that:", betas)
+assert betas == [ramp.cfg.beta_start, round((1 + ramp.cfg.beta_start) / 2, 6), 1.0, 1.0]
+ramp.steps = 0
 
 # %% [markdown]
-# The schedule in one picture, read from `begin_episode`: this episode's $n$ and the steps between updates.
+# The schedule in one picture: each episode's $n$ and the steps between updates.
 
 # %%
 # The schedule of section 6.2, read from the check's agent `ramp`: each episode's n and steps between updates.
@@ -1514,33 +1601,16 @@ plt.show()
 
 # %% [markdown]
 # **Exercises.**
-# 1. Learn every step throughout, `Config(learn_every_later=1)`: the later episodes take several
-#    times longer (the progress bar shows it). Does the mean of episodes 1-100 change?
-# 2. Halve the fast episodes, `Config(learn_every_until=10)`, and compare the minutes to solve and the
-#    scores with the default: do episodes 11-20 need an update every step?
+# 1. Learn every step throughout, `Config(learn_every_later=1)`: does the mean of episodes 1-100 change?
+# 2. Halve the fast episodes, `Config(learn_every_until=10)`: do episodes 11-20 need an update every step?
 
 # %% [markdown]
 # ## 7. Training
 #
-# One loop for all 20 arms, readable top to bottom: each step, the agent acts for every arm
-# at once, the environment steps, and the agent stores the step and learns. After each episode,
-# `TrainingRun` (from the package) does the bookkeeping: the scores, the solve test, a log line
-# every 5 episodes, the progress bar (`tqdm.auto`), one live learning curve, a checkpoint every 5
-# episodes (atomic: one file renamed into place) and, at the end, the result files: weights,
-# `scores.csv`, `summary.json`, and the policy exported with `torch.export` (the target actor
-# with its normaliser, loadable without these classes).
-#
-# **Seeds.** On the built-in Reacher, `train` seeds the environment's goals from `cfg.seed`
-# before it starts, so a run is the same whatever the environment did before (the cells above
-# stepped it): on the same kind of processor, this notebook's run repeats seed 0 of the report's
-# seeds episode by episode. Another processor may round differently, and training amplifies it:
-# `results/processor_check/full/seed0`, made on an AMD EPYC as this run was, is the same run;
-# `results/full/seed0`, made on an Intel Xeon, is not. (A Unity build seeds its goals itself.)
-#
-# **Starting and resuming.** Each run starts afresh; a checkpoint left by an earlier run is set
-# aside, not deleted. With `RESUME=1` in the environment (`make run RESUME=1`) it continues an
-# interrupted run from its last checkpoint instead, if that checkpoint was made by the same
-# configuration and the same code.
+# One loop for all 20 arms: each step the agent acts for every arm, the environment steps, and the agent
+# stores the step and learns. `TrainingRun` (from the package) keeps the scores, logs, draws the learning
+# curve, checkpoints every 5 episodes and writes the results at the end. On the built-in Reacher, `train`
+# seeds the goals from `cfg.seed`, so a run repeats episode for episode on the same kind of processor.
 
 # %% tags=["export"]
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
@@ -1574,6 +1644,50 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
 
 
 # %% [markdown]
+# Check, on a made-up environment of two arms whose episodes last 4 steps (the 4th reports done and
+# returns the start state): the agent sees each state the environment returned, its actions go to the
+# environment, and a score sums every reward, the done step's included.
+
+# %% tags=["nbval-check-output"]
+import tempfile
+
+
+class Steps:            # the made-up environment: state t at step t; rewards 1 and 2 per step
+    brain_names, brains = ["arm"], {"arm": type("Brain", (), {"vector_action_space_size": 2})}
+
+    def info(self, done=False):
+        return type("Info", (), {"vector_observations": np.full((2, 3), self.t, np.float32),
+                                 "rewards": [1.0, 2.0], "local_done": [done] * 2})
+
+    def reset(self, train_mode):
+        self.t = 0
+        return {"arm": self.info()}
+
+    def step(self, actions):
+        self.actions, self.t = actions, (self.t + 1) % 4
+        return {"arm": self.info(done=self.t == 0)}
+
+
+class Spy(Agent):       # the lesson's agent, recording what train gives it
+    seen = []
+
+    def begin_episode(self, episode):
+        self.seen.append(("episode", episode))
+        super().begin_episode(episode)
+
+    def step(self, states, actions, rewards, next_states, done):
+        assert np.array_equal(actions, self.env.actions), "the actions sent to the environment are not the agent's"
+        self.seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
+        super().step(states, actions, rewards, next_states, done)
+
+with tempfile.TemporaryDirectory() as folder:
+    Spy.env = Steps()
+    history = train(Config(buffer_size=100, batch_size=4, warmup=4), Spy.env, folder, 2, live=False, agent_class=Spy)
+episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
+print("what the agent saw:", Spy.seen[:5], "...")
+assert Spy.seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]
+
+# %% [markdown]
 # The configuration: the defaults above, or the smoke configuration (two episodes, a small
 # buffer, early learning) when `SMOKE=1`.
 
@@ -1588,11 +1702,8 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 # %% [markdown]
 # ## 8. Results
 #
-# The summary below is read from the run's own `summary.json`. "Solved at episode $E$" means
-# that episodes $E-99, \dots, E$ average at least 30; 100 is the earliest the criterion allows.
-# The learning curve is the one drawn live in section 7: each episode's 20-arm mean with the band
-# from the worst to the best arm, and the running 100-episode average.
-# [`Report.ipynb`](Report.ipynb) sets this run beside the other seeds and the ablations.
+# Read from the run's own `summary.json`. "Solved at episode $E$" means that episodes $E-99, \dots, E$
+# average at least 30; 100 is the earliest the criterion allows.
 
 # %%
 run = load_run(RUN_DIR)
@@ -1609,18 +1720,10 @@ print(f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean
 print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
 
 # %% [markdown]
-# What learning saw, episode by episode (`diagnostics.csv`, written with the scores), one quantity
-# per panel: the critic's mean $Q(s, a)$ and the two losses over the episode's updates, the mean
-# $|\delta|$, NoisyNet's mean $\sigma^W$ in each layer, and the share of sampled transitions that
-# were added in the last 1000 insertions (about one episode) next to their share of the buffer:
-# where the first stands well above the second, new transitions are replayed more often than old
-# ones, because they enter at the largest priority of the recent updates (4.2). The transitions
-# never replayed since they were stored, and their share of the sampling probability, show whether
-# the updates keep up with the 20 transitions stored per step.
-#
-# **Two lines to read $Q$ against.** No policy can earn more than $r_\max/(1-\gamma)$: every step in
-# the goal, $0.04$ a step, for ever. And the arms' own scores give the return they earned, about
-# (score / 1001) / $(1-\gamma)$. A critic whose mean $Q$ passes the ceiling is wrong, not good.
+# What learning saw, episode by episode (`diagnostics.csv`): the mean $Q$ and the losses, the mean
+# $|\delta|$, NoisyNet's $\sigma$, and how replay was shared between new and old transitions. Two lines
+# to read $Q$ against: the ceiling $r_\max/(1-\gamma)$, and the return the arms earned, about
+# (score / 1001) / $(1-\gamma)$.
 
 # %%
 d = run["diagnostics"]
@@ -1636,11 +1739,9 @@ plot_diagnostics(d, "Diagnostics of the run", reference)
 plt.show()
 
 # %% [markdown]
-# **The critic overestimates.** Where the mean $Q$ passes the ceiling, it cannot be right: this is
-# the overestimation bias of section 2.3. Why it shows with $n$-step targets and not with 1-step
-# ones, likely: an $n$-step target brings the rewards $n$ steps closer, so the critic reaches the
-# true level within these 100 episodes and errs above it, while a 1-step critic is still climbing
-# from below. The cell reads the report's 1-step runs, and its clipped double-Q runs (2.3), to show it.
+# **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right: this is the
+# overestimation of section 2.3. The cell reads the report's 1-step and clipped double-Q runs beside the
+# default's; the 1-step critics end below the return earned, possibly because they have not yet converged.
 
 # %%
 from continuous_control.results import load_variant
@@ -1659,16 +1760,9 @@ for variant in ("full", "one_step", "clipped_double_q"):
 # %% [markdown]
 # ## 9. Watch the trained agent
 #
-# Load the exported policy (`torch.export`: it needs none of the classes above, only torch) and
-# run it without exploration noise on goals it never saw (environment seed `EVAL_SEED` + the
-# run's seed, as in the report), 5 episodes.
-# An arm's score is its mean over them; the worst arm is reported with the mean, since a high
-# mean can hide a weak arm.
-#
-# Which actor to keep? The exported policy is the **target actor**, the moving average of the
-# recent actors (2.2), not the last online actor: each update moves the online weights a little
-# at random (the batch, and the noise the actor learns with), and the average smooths that out.
-# The cell below plays both; one run and 5 episodes can show the idea but cannot settle it.
+# The exported policy (`torch.export`: it needs only torch) is the **target actor**, the moving average of
+# the recent actors (2.2), without noise. The cell plays it and the last online actor for 5 episodes on
+# goals the run never saw; one run cannot settle which is better.
 
 # %%
 policy = torch.export.load(os.path.join(RUN_DIR, "actor.pt2")).module()
@@ -1688,11 +1782,8 @@ for name, act in candidates.items():
 # %% [markdown]
 # ### A replay you can play and scrub
 #
-# The exported policy on the built-in Reacher, drawn by MuJoCo's offscreen renderer (or from
-# above with matplotlib where no OpenGL context exists), on goals the run never saw. Pick the
-# goals' speed and size (the environment's reset parameters; the actor trained at speed 1 and
-# size 5) and press *replay*; then play or drag the slider. Where no kernel runs (GitHub,
-# nbviewer, a static HTML export), the panel shows its middle frame as an image instead.
+# The exported policy on unseen goals; pick the goals' speed and size, press *replay*, then play or drag
+# the slider. Without a kernel the panel shows one frame.
 
 # %%
 replay_panel(policy)
