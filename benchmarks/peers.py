@@ -5,13 +5,10 @@
     python -m benchmarks.peers --runs td3 --seeds 0 --episodes 2 --out /tmp/peers   # one short run
     SMOKE=1 python -m benchmarks.peers --out /tmp/peers  # seconds: 4 episodes of 48 steps
 
-A run (PEERS) is an algorithm, an update schedule (SCHEDULES: the agent's or RL-Zoo's) and settings
-(SETTINGS: RL-Zoo's MuJoCo set, or "like": read from the agent's Config, less what SB3 lacks: the
-n-step ramp, prioritized replay, NoisyNet, OU noise, the critic's gradient clip); SB3's defaults
-otherwise. The arms come through `reacher.gym.sb3_vec_env`: 100 episodes, seeds 0-4. A run leaves
-results/peers/<run>/seed<k>/ as the agent's runs leave results/<variant>/, with a noise-free
-evaluation of its exported policy (runs/peers/<run>/seed<k>/actor.pt2, VecNormalize included),
-written whole at the end; a run whose results hold today's schedule and settings is skipped.
+A run (PEERS) is an algorithm, an update schedule (SCHEDULES) and settings (SETTINGS: RL-Zoo's MuJoCo set,
+or "like" the agent's Config, less what SB3 lacks). A run leaves results/peers/<run>/seed<k>/ as the agent's
+runs leave results/<variant>/, with a noise-free evaluation of its exported policy; one whose results hold
+today's schedule and settings is skipped.
 """
 from __future__ import annotations
 
@@ -21,8 +18,6 @@ import json
 import math
 import os
 import shutil
-import subprocess
-import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -31,6 +26,7 @@ from pathlib import Path
 import numpy as np
 
 from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, evaluate, first_episode_at, machine, processor, write_csv
+from experiments.run import child
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -94,7 +90,6 @@ PEERS = {"td3": ("TD3", "ours", "zoo"), "sac": ("SAC", "ours", "zoo"),
 LABELS = {algo.lower() + suffix: f"SB3 {algo}{label}" for suffix, label in (
     ("", ", the agent's update schedule"), ("_zoo", ", RL-Zoo's schedule (an update every step)"),
     ("_like", " configured like the agent (standardised states, 5-step targets, 128 x 128)")) for algo in ("TD3", "SAC")}
-# RL-Zoo's schedule (99,600 updates: 41-63 minutes a run here, against 8-9 for the agent's 29,781) is not in `make peers`.
 DEFAULT_SET = ("td3", "sac", "td3_like", "sac_like")
 SMOKE_STEPS = 48           # steps per episode at SMOKE size
 
@@ -174,9 +169,9 @@ def frozen_normalization(model):
     return normalize
 
 
-def deterministic_policy(model):
-    """SB3's predict(deterministic=True) as a torch module of raw observations (actions in [-1, 1]),
-    behind the model's VecNormalize standardisation, if any, in float64 as numpy computes it."""
+def export(model, path: str) -> None:
+    """SB3's predict(deterministic=True) as a torch.export program of raw observations for any number of arms
+    (actions in [-1, 1]), behind the model's VecNormalize standardisation, if any, in float64 as numpy computes it."""
     import torch
     from stable_baselines3 import SAC
 
@@ -204,14 +199,8 @@ def deterministic_policy(model):
                 return torch.tanh(self.actor.get_action_dist_params(obs)[0])
             return self.actor(obs)
 
-    return Deterministic()
-
-
-def export(model, path: str) -> None:
-    """The deterministic policy as a torch.export program for any number of arms, as the agent's actor.pt2."""
-    import torch
     example = torch.zeros(2, model.observation_space.shape[-1])
-    program = torch.export.export(deterministic_policy(model), (example,), dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
+    program = torch.export.export(Deterministic(), (example,), dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
     torch.export.save(program, path)
 
 
@@ -330,20 +319,6 @@ def schedule_of(name: str) -> Schedule:
     return smoke(schedule) if SMOKE else schedule
 
 
-def launch(name: str, seed: int, args) -> None:
-    """One run in a child process; its output in <work>/<run>-seed<k>.log."""
-    os.makedirs(args.work, exist_ok=True)
-    log = os.path.join(args.work, f"{name}-seed{seed}.log")
-    cmd = [sys.executable, "-m", "benchmarks.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
-           "--jobs", str(args.jobs), "--out", args.out, "--work", args.work]
-    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())    # one write a line: runs print at once
-    say(f"started {name} seed {seed} (log: {log})")
-    with open(log, "a") as f:
-        code = subprocess.run(cmd, stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    tail = Path(log).read_text().strip().splitlines()[-1:]
-    say(f"finished {name} seed {seed} (exit {code}): {tail[0] if tail else ''}")
-
-
 def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", nargs="+", default=list(DEFAULT_SET), choices=sorted(PEERS))
@@ -364,8 +339,11 @@ def main(argv=None) -> None:
     todo = [(n, s) for s in args.seeds for n in args.runs if not finished(args.out, n, s)]
     print(f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
           + ", ".join(f"{n}/seed{s}" for n, s in todo), flush=True)
+    argv = lambda name, seed: ["benchmarks.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
+                               "--jobs", str(args.jobs), "--out", args.out, "--work", args.work]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda run: launch(*run, args), todo))
+        list(pool.map(lambda run: child(argv(*run), f"{run[0]} seed {run[1]}",
+                                        os.path.join(args.work, f"{run[0]}-seed{run[1]}.log")), todo))
 
 
 if __name__ == "__main__":

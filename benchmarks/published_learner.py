@@ -38,23 +38,18 @@ def _init(layers):      # +-1/sqrt(out_features), as the course template's hidde
         bound = 1.0 / np.sqrt(layer.weight.shape[0])
         nn.init.uniform_(layer.weight, -bound, bound)
     nn.init.uniform_(layers[-1].weight, -3e-3, 3e-3)
+    return layers
 
 
-class Actor(nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.fc = nn.ModuleList([nn.Linear(33, 400), nn.Linear(400, 300), nn.Linear(300, 4)])
-        _init(self.fc)
-
-    def forward(self, s):
-        return torch.tanh(self.fc[2](torch.relu(self.fc[1](torch.relu(self.fc[0](s))))))
+def make_actor():
+    fc = _init([nn.Linear(33, 400), nn.Linear(400, 300), nn.Linear(300, 4)])
+    return nn.Sequential(fc[0], nn.ReLU(), fc[1], nn.ReLU(), fc[2], nn.Tanh())
 
 
 class Critic(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = nn.ModuleList([nn.Linear(33, 400), nn.Linear(404, 300), nn.Linear(300, 50), nn.Linear(50, 1)])
-        _init(self.fc)
+        self.fc = nn.ModuleList(_init([nn.Linear(33, 400), nn.Linear(404, 300), nn.Linear(300, 50), nn.Linear(50, 1)]))
 
     def forward(self, s, a):
         x = torch.relu(self.fc[0](s))
@@ -62,17 +57,17 @@ class Critic(nn.Module):
         return self.fc[3](torch.relu(self.fc[2](x)))
 
 
-def make_pair(cls, seed):
+def make_pair(make, seed):
     torch.manual_seed(seed)
-    local = cls()
+    local = make()
     torch.manual_seed(seed)
-    return local, cls()
+    return local, make()
 
 
 def train(seed: int, episodes: int, out: str) -> list:
     torch.set_num_threads(1)
     rng = np.random.default_rng(seed)
-    actor, actor_target = make_pair(Actor, seed)
+    actor, actor_target = make_pair(make_actor, seed)
     critic, critic_target = make_pair(Critic, seed)
     actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-4)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)

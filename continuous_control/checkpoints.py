@@ -27,7 +27,7 @@ from .results import atomic_file
 FILE = "checkpoint.npz"
 # The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
 SHAPING = ("continuous_control/agent.py", "continuous_control/ablations.py", "continuous_control/devices.py",
-           "continuous_control/training.py", "continuous_control/checkpoints.py",
+           "continuous_control/cuda.py", "continuous_control/training.py", "continuous_control/checkpoints.py",
            "reacher/environment.py", "reacher/physics.py", "reacher/physx.py")
 
 
@@ -75,7 +75,7 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
         "memory": {"next": int(m.next), "size": int(m.size), "adds": int(record.adds) if record else 0,
-                   "recent": torch.from_numpy(m.recent.copy()), "updates": int(m.updates)},
+                   "recent": torch.as_tensor(m.recent).cpu().clone(), "updates": int(m.updates)},
         "random": _random_state(agent, env),
     }
     blob = io.BytesIO()
@@ -83,6 +83,7 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
     arrays = {"state": np.frombuffer(blob.getvalue(), np.uint8), "priorities": m.priorities[np.arange(m.size)],
               **{name: getattr(m, name)[:m.size] for name in REPLAY},
               **{name: getattr(record, name)[:m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED}}
+    arrays = {name: x.cpu().numpy() if torch.is_tensor(x) else x for name, x in arrays.items()}   # a GPU's replay
     path = os.path.join(folder, FILE)
     if not background:
         _write(path, arrays)
@@ -145,6 +146,11 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
     return state, arrays
 
 
+def _put(target, values: np.ndarray) -> None:
+    """target[:len(values)] = values, where target is an array or a tensor on any device."""
+    target[:len(values)] = torch.as_tensor(values).to(target.device) if torch.is_tensor(target) else values
+
+
 def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     """Restore a checkpoint into `agent` and `env`: (episode, history), None if there is none; CheckpointError."""
     wait_for_checkpoint()
@@ -171,14 +177,14 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
                      f"this one has {shape(*agent.sizes)}")
     m, n = agent.memory, state["memory"]["size"]
     for name in REPLAY:
-        getattr(m, name)[:n] = saved[name]
+        _put(getattr(m, name), saved[name])
     if record is not None:
         for name in RECORDED:
-            getattr(record, name)[:n] = saved[name]
+            _put(getattr(record, name), saved[name])
         record.adds = state["memory"]["adds"]
     m.priorities[np.arange(n)] = saved["priorities"]
     m.next, m.size, m.updates = state["memory"]["next"], n, state["memory"]["updates"]
-    m.recent[:] = state["memory"]["recent"].numpy()
+    _put(m.recent, state["memory"]["recent"].numpy())
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
     agent.actor_opt.load_state_dict(state["opts"]["actor"])

@@ -2,6 +2,8 @@
 import torch
 import torch.nn as nn
 
+from .cuda import to_device
+
 
 class Networks:
     """A holder of networks and their Adam optimisers (`actor_opt`, `critic_opt`) that moves them together."""
@@ -16,6 +18,6 @@ class Networks:
         return self
 
     def tensor(self, x) -> torch.Tensor:
-        """An array as a tensor on the networks' device, in their dtype."""
+        """An array as a tensor on the networks' device, in their dtype (to a GPU without waiting for it)."""
         weight = next(self.critic.parameters())
-        return torch.as_tensor(x, dtype=weight.dtype, device=weight.device)
+        return to_device(torch.as_tensor(x, dtype=weight.dtype), weight.device)

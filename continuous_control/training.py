@@ -23,41 +23,53 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the co
 
 class Recorder:
     """The diagnostics' bookkeeping: it wraps `learn`, `add` and `update_priorities` to note what each update
-    saw, and per stored transition when it was added and whether it was replayed since. It changes no value."""
+    saw, and per stored transition when it was added and whether it was replayed since. It changes no value,
+    and keeps its notes where the replay is (a GPU's, there read once per episode)."""
 
     def __init__(self, agent):
         memory, self.log, self.adds = agent.memory, [], 0
-        self.born, self.replayed = np.zeros(memory.capacity, np.int64), np.zeros(memory.capacity, bool)
-        add, update_priorities, learn = memory.add, memory.update_priorities, agent.learn
+        device = memory.rows.device if hasattr(memory, "rows") else "cpu"
+        self.born = torch.zeros(memory.capacity, dtype=torch.int64, device=device)
+        self.replayed = torch.zeros(memory.capacity, dtype=torch.bool, device=device)
+        add, update_priorities, learn = memory.add, getattr(memory, "update_priorities", None), agent.learn
 
         def recorded_add(*transitions):
-            idx = (memory.next + np.arange(len(transitions[2]))) % memory.capacity
+            idx = (memory.next + torch.arange(len(transitions[2]), device=device)) % memory.capacity
             add(*transitions)
             self.born[idx], self.replayed[idx], self.adds = self.adds, False, self.adds + 1
 
+        def note(idx, td_errors):
+            idx = torch.as_tensor(idx, device=device)
+            self.replayed[idx] = True
+            self.batch = (torch.as_tensor(td_errors).abs().mean(), (self.age(idx) <= 1000).double().mean())
+
         def recorded_update(idx, td_errors):
             update_priorities(idx, td_errors)
-            self.replayed[idx] = True
-            self.batch = (torch.as_tensor(td_errors).abs().mean().item(), np.mean(self.age(idx) <= 1000))
+            note(idx, td_errors)
 
         def recorded_learn():
             out = learn()
-            self.log.append((out["critic_loss"], out["actor_loss"], out["q"], *self.batch))
+            if "idx" in out:                   # the GPU's update is one CUDA graph, which calls no Python
+                note(out["idx"], out["td"])
+            row = (out["critic_loss"], out["actor_loss"], out["q"], *self.batch)
+            self.log.append(torch.stack([torch.as_tensor(x, dtype=torch.float64, device=device) for x in row]))
             return out
-        memory.add, memory.update_priorities, agent.learn = recorded_add, recorded_update, recorded_learn
+        memory.add, agent.learn = recorded_add, recorded_learn
+        if update_priorities is not None:
+            memory.update_priorities = recorded_update
 
-    def age(self, idx) -> np.ndarray:
+    def age(self, idx) -> torch.Tensor:
         """How many insertions ago each transition was added."""
         return self.adds - self.born[idx]
 
 
 def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
-    log = np.array(record.log, float).reshape(-1, len(LOGGED))
+    log = torch.stack(record.log).cpu().numpy() if record.log else np.zeros((0, len(LOGGED)))
     record.log.clear()
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
-           "young_share_stored": float(np.mean(record.age(np.arange(m.size)) <= 1000)) if m.size else float("nan"),
+           "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).double().mean()) if m.size else float("nan"),
            "beta": agent.beta(), "max_priority": m.entry_priority, **backlog(m, record)}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
@@ -67,7 +79,7 @@ def diagnostics(agent, record: Recorder) -> dict:
 
 def backlog(memory, record: Recorder) -> dict:
     """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
-    waiting = np.flatnonzero(~record.replayed[:memory.size])
+    waiting = (~record.replayed[:memory.size]).nonzero()[:, 0].cpu().numpy()
     total = memory.priorities.total()
     return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
             "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}

@@ -113,19 +113,24 @@ def analyses(runs: str = RUNS) -> None:
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 
+def child(argv: list, name: str, log: str) -> int:
+    """`python -m *argv` in a child process, its output appended to `log`; a line as it starts and one as it ends."""
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())    # one write a line: runs print at once
+    say(f"started {name} (log: {log})")
+    with open(log, "a") as f:
+        code = subprocess.run([sys.executable, "-m", *argv], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    tail = Path(log).read_text().strip().splitlines()[-1:]
+    say(f"finished {name} (exit {code}): {tail[0] if tail else ''}")
+    return code
+
+
 def launch(run: tuple, jobs: int, results: str) -> int:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
-    os.makedirs(os.path.join(ROOT, "runs"), exist_ok=True)
-    log = os.path.join(ROOT, "runs", f"{variant}-seed{seed}.log")
-    cmd = [sys.executable, "-m", "experiments.run", "--one", variant, str(seed), "--episodes", str(episodes),
-           "--jobs", str(jobs), "--results", results] + ([] if stop else ["--no-stop"])
-    print(f"started {variant} seed {seed} (log: {os.path.relpath(log, ROOT)})", flush=True)
-    with open(log, "a") as out:
-        code = subprocess.run(cmd, stdout=out, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    tail = Path(log).read_text().strip().splitlines()[-1:]
-    print(f"finished {variant} seed {seed} (exit {code}): {tail[0] if tail else ''}", flush=True)
-    return code
+    argv = ["experiments.run", "--one", variant, str(seed), "--episodes", str(episodes), "--jobs", str(jobs),
+            "--results", results] + ([] if stop else ["--no-stop"])
+    return child(argv, f"{variant} seed {seed}", os.path.join(RUNS, f"{variant}-seed{seed}.log"))
 
 
 def positive(text: str) -> int:

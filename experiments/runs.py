@@ -9,14 +9,13 @@ A run folder is `results/<variant>/seed<k>/` (the agent and its ablations), or t
 A damaged folder is refused, naming it: a missing or short file, a seed or variant that disagrees
 with its folder, a folder that is no run.
 """
-import json
 import os
 import re
 
 import numpy as np
 import pandas as pd
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, read_json
 
 RESULTS = os.path.join(ROOT, "results")
 GROUPS = {"processor_check": "processor_check", "peers": "peers"}   # sub-folders holding runs of their own
@@ -35,11 +34,6 @@ PRIMARY = "mean_1_100"  # named before the ten-seed runs; the other measures are
 
 class RunError(ValueError):
     """A results folder that cannot be read as a run."""
-
-
-def read_json(path: str) -> dict:
-    with open(path, encoding="utf-8") as f:
-        return json.load(f)
 
 
 def read_csv(path: str, rows: int) -> pd.DataFrame:

@@ -15,13 +15,13 @@ from .physics import _FLIP, FRAME_DT, GRAVITY, MASS, TORQUE_SCALE, ReacherPhysic
 def scripted_actions(physics: ReacherPhysics, kp: float = 40.0, kd: float = 20.0) -> np.ndarray:
     """Actions (num_agents, 4) in [-1, 1] that drive every hand toward its moving goal."""
     n = physics.num_agents
-    axes = physics.dof_axes()                             # (n, 4, 3), world, MuJoCo frame
+    axes = physics._axes                                  # (n, 4, 3), world, MuJoCo frame
     anchors = physics.pivots[:, [0, 0, 1, 1]]             # each coordinate's pivot
     hand, coms = physics.hand, physics._coms
     jacobian = _cross(axes, hand[:, None] - anchors)      # (n, 4, 3): column k is d hand / d c_k
     v_b, w_b = physics.velocities[:, 1, 0], physics.velocities[:, 1, 1]
     hand_vel = v_b + _cross(w_b, hand - coms[:, 1])
-    goal = physics.goal_position().astype(np.float64)     # Unity frame, relative to the origin
+    goal = physics._goal.astype(np.float64)              # Unity frame, relative to the origin
     rate = np.deg2rad(physics.goal_speed.astype(np.float64)) / FRAME_DT        # rad/s
     goal_vel = np.stack([goal[:, 2], np.zeros(n), -goal[:, 0]], 1) * rate[:, None]
     goal_m = goal * _FLIP + physics._origins_m

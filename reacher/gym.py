@@ -28,7 +28,7 @@ RENDER_FPS = 1.0 / (FRAME_DT * FRAMES_PER_STEP)         # one step is 4 frames o
 SHOULDER_Y, REACH_A, REACH_B, ROUNDING = 0.02, 4.02, 10.02, 1e-3
 
 
-def observation_bounds(goal_speed: float = 1.0) -> tuple[np.ndarray, np.ndarray]:
+def observation_space(goal_speed: float = 1.0) -> spaces.Box:
     """The low and high of each of the 33 floats (doc/environment.md, Observation). Velocities have
     no bound the physics guarantees (the 7 rad/s cap applies before the joint solve): infinite."""
     low, high = np.full(OBSERVATION_SIZE, -np.inf), np.full(OBSERVATION_SIZE, np.inf)
@@ -44,28 +44,12 @@ def observation_bounds(goal_speed: float = 1.0) -> tuple[np.ndarray, np.ndarray]
     around(slice(26, 29), (0.0, GOAL_HEIGHT, 0.0), (GOAL_RADIUS, 0.0, GOAL_RADIUS))   # the goal's circle
     low[29:32] = high[29:32] = (0.0, 1.0, 0.0)                    # the hand's local position: constant
     low[32], high[32] = -abs(goal_speed), abs(goal_speed)         # goalSpeed: uniform(-1, 1) * goal_speed
-    return low.astype(np.float32), high.astype(np.float32)
-
-
-def observation_space(goal_speed: float = 1.0) -> spaces.Box:
-    return spaces.Box(*observation_bounds(goal_speed), dtype=np.float32)
+    return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 
 
 def action_space() -> spaces.Box:
     """Torques as fractions of 150: the replica clamps each float to [-1, 1] (doc, Actions)."""
     return spaces.Box(-1.0, 1.0, (ACTION_SIZE,), dtype=np.float32)
-
-
-def _checked_episode_steps(episode_steps: int) -> int:
-    if isinstance(episode_steps, bool) or not isinstance(episode_steps, (int, np.integer)) or episode_steps < 1:
-        raise ValueError(f"episode_steps must be a positive integer (the course's is {MAX_STEPS}), got {episode_steps!r}")
-    return int(episode_steps)
-
-
-def _checked_render_mode(render_mode) -> str | None:
-    if render_mode not in (None, "rgb_array"):
-        raise ValueError(f"render_mode must be None or 'rgb_array' (MuJoCo's offscreen renderer), got {render_mode!r}")
-    return render_mode
 
 
 def _checked_actions(actions, shape: tuple) -> np.ndarray:
@@ -81,78 +65,84 @@ def _checked_actions(actions, shape: tuple) -> np.ndarray:
     return actions
 
 
-def _apply_options(physics: ReacherPhysics, options: dict | None) -> None:
-    """reset(options=...) sets `goal_speed` and `goal_size` as the Unity API's reset(config=...) does."""
-    if options is not None:
-        from .environment import ReacherEnvironment, UnityEnvironmentException
-        try:
-            physics.reset_parameters.update(ReacherEnvironment._checked_config(options))
-        except UnityEnvironmentException as error:
-            raise ValueError(f"reset(options=...): {error}") from None
+class _Arms:
+    """What both environments share: the checks of their arguments, the world, its options, its frames."""
 
+    def _make(self, arms: int, render_mode, episode_steps, joint_model) -> None:
+        if render_mode not in (None, "rgb_array"):
+            raise ValueError(f"render_mode must be None or 'rgb_array' (MuJoCo's offscreen renderer), got {render_mode!r}")
+        if isinstance(episode_steps, bool) or not isinstance(episode_steps, (int, np.integer)) or episode_steps < 1:
+            raise ValueError(f"episode_steps must be a positive integer (the course's is {MAX_STEPS}), got {episode_steps!r}")
+        self.render_mode, self.episode_steps = render_mode, int(episode_steps)
+        self.physics = ReacherPhysics(arms, None, joint_model)
+        self._view, self._view_options = None, {}          # the view (MuJoCo's, or matplotlib's) made on the first frame
+        self._steps, self.closed = None, False              # None: reset first
 
-class _Camera:
-    """Frames of a physics world, the view (MuJoCo's, or matplotlib's without OpenGL) made on the first."""
+    def _reset_options(self, options: dict | None) -> spaces.Box:
+        """reset(options=...) sets `goal_speed` and `goal_size` as the Unity API's reset(config=...) does; the
+        observation space that follows."""
+        if self.closed:
+            raise RuntimeError("this environment is closed; make a new one")
+        if options is not None:
+            from .environment import ReacherEnvironment, UnityEnvironmentException
+            try:
+                self.physics.reset_parameters.update(ReacherEnvironment._checked_config(options))
+            except UnityEnvironmentException as error:
+                raise ValueError(f"reset(options=...): {error}") from None
+        return observation_space(self.physics.reset_parameters["goal_speed"])
 
-    def __init__(self, physics: ReacherPhysics, **view):
-        self.physics, self.options, self.view = physics, view, None
+    def _step(self, actions, shape: tuple):
+        if self.closed:
+            raise RuntimeError("this environment is closed; make a new one")
+        if self._steps is None or self._steps >= self.episode_steps:
+            raise RuntimeError("call reset() before step(), and again after an episode is truncated")
+        actions = _checked_actions(actions, shape)
+        self._steps += 1
+        return self.physics.step(actions)
 
-    def __call__(self) -> np.ndarray:
-        if self.view is None:
+    def render(self):
+        if self.render_mode is None:
+            return None
+        if self._view is None:
             from .render import make_view
-            self.view = make_view(self.physics, **self.options)
-        return self.view()
+            self._view = make_view(self.physics, **self._view_options)
+        return self._view()
 
-    def close(self) -> None:
-        if self.view is not None:
-            self.view.close()
-            self.view = None
+    def _close_view(self) -> None:
+        if self._view is not None:
+            self._view.close()
+            self._view = None
 
 
-class ReacherEnv(gymnasium.Env):
+class ReacherEnv(_Arms, gymnasium.Env):
     """One Reacher arm (a world of its own). `render_mode`: None or "rgb_array" (reacher/render.py);
     `episode_steps`: the time limit (the course's 1001); `joint_model`: of `reacher.physics.JOINT_MODELS`."""
 
     metadata = {"render_modes": ["rgb_array"], "render_fps": RENDER_FPS}
 
     def __init__(self, render_mode: str | None = None, episode_steps: int = MAX_STEPS, joint_model: str | None = None):
-        self.render_mode = _checked_render_mode(render_mode)
-        self.episode_steps = _checked_episode_steps(episode_steps)
-        self.physics = ReacherPhysics(1, None, joint_model)
-        self.observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
-        self.action_space = action_space()
+        self._make(1, render_mode, episode_steps, joint_model)
         origin = self.physics.origins[0] * (1.0, 1.0, -1.0)          # the arm's origin, MuJoCo frame
-        self._camera = _Camera(self.physics, width=480, height=360, eye=origin + (0.0, 12.0, 30.0), lookat=origin + (0.0, -6.0, 0.0))
-        self._steps, self._closed = None, False                       # None: reset first
+        self._view_options = dict(width=480, height=360, eye=origin + (0.0, 12.0, 30.0), lookat=origin + (0.0, -6.0, 0.0))
+        self.observation_space, self.action_space = self._reset_options(None), action_space()
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
-        if self._closed:
-            raise RuntimeError("this environment is closed; make a new one")
-        _apply_options(self.physics, options)
-        self.observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
+        self.observation_space = self._reset_options(options)
         super().reset(seed=seed)
         self.physics.rng = self.np_random          # the goals' generator: reset(seed=k) is default_rng(k)
         self._steps = 0
         return self.physics.reset()[0], {}
 
     def step(self, action):
-        if self._closed:
-            raise RuntimeError("this environment is closed; make a new one")
-        if self._steps is None or self._steps >= self.episode_steps:
-            raise RuntimeError("call reset() before step(), and again after an episode is truncated")
-        observation, reward = self.physics.step(_checked_actions(action, (ACTION_SIZE,))[None])
-        self._steps += 1
+        observation, reward = self._step(action, (ACTION_SIZE,))
         return observation[0], float(reward[0]), False, self._steps >= self.episode_steps, {}
 
-    def render(self):
-        return None if self.render_mode is None else self._camera()
-
     def close(self):
-        self._closed = True
-        self._camera.close()
+        self.closed = True
+        self._close_view()
 
 
-class ReacherVectorEnv(VectorEnv):
+class ReacherVectorEnv(_Arms, VectorEnv):
     """The course's Reacher: `num_envs` arms (20) in one world, stepped in one call, one clock. The
     other arguments are ReacherEnv's; a frame shows all the arms."""
 
@@ -163,23 +153,15 @@ class ReacherVectorEnv(VectorEnv):
         if isinstance(num_envs, bool) or not isinstance(num_envs, (int, np.integer)) or num_envs < 1:
             raise ValueError(f"num_envs (arms) must be a positive integer (the course has {NUM_ARMS}), got {num_envs!r}")
         self.num_envs = int(num_envs)
-        self.render_mode = _checked_render_mode(render_mode)
-        self.episode_steps = _checked_episode_steps(episode_steps)
-        self.physics = ReacherPhysics(self.num_envs, None, joint_model)
-        self.single_observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
-        self.single_action_space = action_space()
+        self._make(self.num_envs, render_mode, episode_steps, joint_model)
+        self.single_observation_space, self.single_action_space = self._reset_options(None), action_space()
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         self.action_space = batch_space(self.single_action_space, self.num_envs)
-        self._camera = _Camera(self.physics)
-        self._steps = None
 
     def reset(self, *, seed: int | None = None, options: dict | None = None):
         """Every arm to a start state. One world has one goal generator: `seed` is an int (or None),
         not one seed per arm. `options` may set the reset parameters `goal_speed` and `goal_size`."""
-        if self.closed:
-            raise RuntimeError("this environment is closed; make a new one")
-        _apply_options(self.physics, options)
-        self.single_observation_space = observation_space(self.physics.reset_parameters["goal_speed"])
+        self.single_observation_space = self._reset_options(options)
         self.observation_space = batch_space(self.single_observation_space, self.num_envs)
         if seed is not None and (isinstance(seed, bool) or not isinstance(seed, (int, np.integer))):
             raise ValueError(f"seed must be an int or None: the {self.num_envs} arms share one world and one goal "
@@ -190,12 +172,7 @@ class ReacherVectorEnv(VectorEnv):
         return self.physics.reset(), {}
 
     def step(self, actions):
-        if self.closed:
-            raise RuntimeError("this environment is closed; make a new one")
-        if self._steps is None:
-            raise RuntimeError("call reset() before step()")
-        observations, rewards = self.physics.step(_checked_actions(actions, (self.num_envs, ACTION_SIZE)))
-        self._steps += 1
+        observations, rewards = self._step(actions, (self.num_envs, ACTION_SIZE))
         terminated = np.zeros(self.num_envs, bool)                # no arm's task ever ends early
         if self._steps < self.episode_steps:
             return observations, rewards.astype(np.float64), terminated, np.zeros(self.num_envs, bool), {}
@@ -206,11 +183,8 @@ class ReacherVectorEnv(VectorEnv):
         self._steps = 0
         return self.physics.reset(), rewards.astype(np.float64), terminated, every.copy(), info
 
-    def render(self):
-        return None if self.render_mode is None else self._camera()
-
     def close_extras(self, **kwargs):
-        self._camera.close()
+        self._close_view()
 
 
 def sb3_vec_env(**kwargs):

@@ -137,11 +137,11 @@ class ReacherPhysics:
         self.coords = np.zeros((n, 4))                          # the joint model's coordinates
         # Cartesian velocities kept between frames, as PhysX does: (n, A/B, linear of the CoM/angular, xyz), world.
         self.velocities = np.zeros((n, 2, 2, 3))
-        self._axes = np.zeros((n, 4, 3))                         # each coordinate's world axis
+        self._axes = np.zeros((n, 4, 3))                         # each coordinate's world axis (turning its child)
         self._inertia = np.ascontiguousarray(INERTIA)
         self.goal_degree, self.goal_speed = np.zeros(n, np.float32), np.zeros(n, np.float32)
         self.actions = np.zeros((n, ACTION_SIZE), np.float32)
-        self._goal = self._goal_from_degrees(self.goal_degree)
+        self._goal = self._goal_from_degrees(self.goal_degree)   # relative to each origin, Unity frame, float32
         self._pose()
 
     def reset(self) -> np.ndarray:
@@ -217,14 +217,6 @@ class ReacherPhysics:
         physx.pose(self._model_id, self.coords, self._origins_m, self._qpos, self._axes, points)
         mujoco.mj_kinematics(self.model, self.data)
 
-    def dof_axes(self) -> np.ndarray:
-        """World axes (n, 4, 3), MuJoCo frame, about which each coordinate turns its child link."""
-        return self._axes
-
-    def goal_position(self) -> np.ndarray:
-        """Goal centre relative to each origin, (num_agents, 3), Unity frame, float32."""
-        return self._goal
-
     @staticmethod
     def _goal_from_degrees(degrees: np.ndarray) -> np.ndarray:
         """(8 sin, -1, 8 cos) of the angle, computed as Unity does: radians = deg * PI / 180 in
@@ -265,4 +257,4 @@ class ReacherPhysics:
 
     def sync_goal_bodies(self) -> None:
         """Move the goal spheres (drawn only) to the goals, for rendering."""
-        self.data.mocap_pos[:] = self._origins_m + self.goal_position() * _FLIP
+        self.data.mocap_pos[:] = self._origins_m + self._goal * _FLIP

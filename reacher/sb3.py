@@ -1,12 +1,8 @@
-"""A gymnasium `VectorEnv` as a Stable-Baselines3 `VecEnv` (SB3's VecEnv is not gymnasium's).
+"""A gymnasium `VectorEnv` as a Stable-Baselines3 `VecEnv` (`reacher.gym.sb3_vec_env()`: the 20 arms).
 
-    from reacher.gym import sb3_vec_env
-    venv = sb3_vec_env()                     # the 20 arms as SB3's VecEnv: TD3("MlpPolicy", venv)
-
-SB3 adapts only lists of single environments, and the 20 arms share one world. This adapter passes
-whole batches through and turns gymnasium's SAME_STEP episode ends into SB3's `dones`, with
-`terminal_observation` and `TimeLimit.truncated`, so that SB3 bootstraps at the time limit. Other
-autoreset modes are refused: NEXT_STEP would hand SB3 a transition that follows from no action.
+SB3 adapts only lists of single environments, and the 20 arms share one world. This adapter passes whole
+batches through and turns gymnasium's SAME_STEP episode ends into SB3's `dones`, with `terminal_observation`
+and `TimeLimit.truncated`, so that SB3 bootstraps at the time limit (NEXT_STEP is refused).
 """
 from __future__ import annotations
 

@@ -1,47 +1,44 @@
-"""The training-speed profiler times the notebook's own training, and its options are typed."""
+"""The device benchmark times the notebook's own training, the cost benchmark takes its ratios pair by pair,
+and Config changes given as text are typed."""
 import json
 from pathlib import Path
 
 import pytest
 
-from benchmarks import train_speed
+from benchmarks import devices
 from continuous_control.agent import Config, train
+from continuous_control.config import parse_overrides
 from reacher import ReacherEnvironment
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), learn_every_until=1, learn_every_later=4)
 
 
-def test_profiled_training_is_the_training_and_times_every_phase(tmp_path):
-    """Timing wraps the real methods: the profiled run learns exactly what an unprofiled run learns,
-    and every phase, learning included, is timed in both timed episodes."""
-    timings, profiled = train_speed.profile(warmup_episodes=0, **SMALL)
+def test_timed_training_is_the_training(tmp_path):
+    """The benchmark's timers change nothing: its run scores what a plain run scores, and its times add up."""
+    timed = devices.solve("cpu", 3, **SMALL)
     plain = train(Config(**SMALL), ReacherEnvironment(seed=0, verbose=False), str(tmp_path), 3,
                   stop_when_solved=False, live=False)
-    assert profiled["arms"] == plain["arms"]
-    assert set(timings) == {"fast", "later"}
-    assert (timings["fast"]["learn_every"], timings["later"]["learn_every"]) == (1, 4)
-    for result in timings.values():
-        ms = result["ms_per_step"]
-        assert all(value > 0 for value in ms.values()), ms
-        assert sum(ms.values()) < result["wall_ms_per_step"]      # exclusive times: no phase counted twice
-    assert timings["later"]["ms_per_step"]["critic update"] < timings["fast"]["ms_per_step"]["critic update"]
+    assert timed["mean"] == plain["mean"]
+    # 1,001 steps an episode: from step 15 (300 transitions) every step, then at every 4th step of the run
+    assert timed["updates"] == (1001 - 14) + (3003 // 4 - 1001 // 4)
+    assert 0 < timed["env_s"] < timed["wall_s"] and timed["ms_per_update"] > 0
+    assert timed["ms_per_env_step"] == pytest.approx(1000 * timed["wall_s"] / 3003)
 
 
 def test_overrides_are_typed_against_the_config():
-    parsed = train_speed.parse_overrides(["hidden=(64, 64)", "clipped_double_q=True", "tau=1", "batch_size=512",
-                                          "warmup=6000"])
+    parsed = parse_overrides(Config, ["hidden=(64, 64)", "clipped_double_q=True", "tau=1", "batch_size=512", "warmup=6000"])
     assert parsed == {"hidden": (64, 64), "clipped_double_q": True, "tau": 1.0, "batch_size": 512, "warmup": 6000}
     assert type(parsed["tau"]) is float
     with pytest.raises(ValueError, match="Config.clipped_double_q must be bool, got 'yes'"):
-        train_speed.parse_overrides(["clipped_double_q=yes"])
+        Config(**parse_overrides(Config, ["clipped_double_q=yes"]))
     with pytest.raises(ValueError, match="Config.batch_size must be int, got 1.5"):
-        train_speed.parse_overrides(["batch_size=1.5"])
+        Config(**parse_overrides(Config, ["batch_size=1.5"]))
     with pytest.raises(ValueError, match="Config.grad_clip must be > 0, got -1.0"):
-        train_speed.parse_overrides(["grad_clip=-1"])
+        Config(**parse_overrides(Config, ["grad_clip=-1"]))
     with pytest.raises(ValueError, match="Config has no field 'batchsize'"):
-        train_speed.parse_overrides(["batchsize=5"])
+        Config(**parse_overrides(Config, ["batchsize=5"]))
     with pytest.raises(ValueError, match="expected FIELD=VALUE"):
-        train_speed.parse_overrides(["batch_size"])
+        Config(**parse_overrides(Config, ["batch_size"]))
 
 
 def test_cost_takes_the_ratio_pair_by_pair(tmp_path, monkeypatch):

@@ -364,7 +364,7 @@ def test_the_actors_step_changes_neither_the_critic_nor_its_gradients():
     assert all(torch.equal(a, p) for a, p in zip(critic, d.critic.parameters()))
     assert all(torch.equal(g, p.grad) for g, p in zip(grads, d.critic.parameters()))
     assert not all(torch.equal(a, p) for a, p in zip(actor, d.actor.parameters()))
-    assert np.isfinite(loss)
+    assert torch.isfinite(loss)
 
 
 def test_a_soft_update_moves_each_target_a_fraction_tau_of_the_way_to_its_online_network():

@@ -1,6 +1,7 @@
 """Stable-Baselines3 peers (benchmarks/peers.py) at SMOKE size."""
 import json
 import os
+import re
 import subprocess
 import sys
 import warnings
@@ -260,10 +261,13 @@ def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
     env = {**os.environ, "SMOKE": "1"}
     first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
     assert first.returncode == 0, first.stdout + first.stderr
-    assert "1 runs to do (SMOKE size)" in first.stdout and "finished td3 seed 0 (exit 0)" in first.stdout
+    todo = lambda out: int(re.search(r"(\d+) runs to do", out).group(1))
+    assert todo(first.stdout) == 1 and re.findall(r"td3 seed 0 \(exit (\d+)\)", first.stdout) == ["0"]
     assert json.loads(Path(tmp_path / "res" / "td3" / "seed0" / "summary.json").read_text())["episodes"] == 4
+    assert (tmp_path / "work" / "td3" / "seed0" / "actor.pt2").exists()
     again = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)
-    assert again.returncode == 0 and "0 runs to do" in again.stdout
+    assert again.returncode == 0 and todo(again.stdout) == 0
+    assert "td3 seed 0" not in again.stdout                                  # nothing launched again
 
 
 def test_an_unknown_peer_is_refused():

@@ -1,8 +1,5 @@
-"""Drop the saved widget state from executed notebooks (nbconvert keeps one already in the file).
-
-Where no kernel runs (GitHub, nbviewer, nbconvert's HTML) a widget's saved view would shadow the still
-image or text its output also carries (the replay panel's frame, the progress bar's last line).
-"""
+"""Drop the saved widget state from executed notebooks (nbconvert keeps one already in the file): where no
+kernel runs (GitHub, nbviewer) it would shadow the still image or text the output also carries."""
 import sys
 
 import nbformat

@@ -8,9 +8,9 @@
 The lesson carries no grading markers. A blank is a code cell with nbgrader's metadata `solution: true`,
 which holds one function (a method added to its class, d2l's pattern); its graded check is the cell whose
 `grade_id` is `check-` and the blank's id. The student keeps the function's signature and docstring; its
-body becomes a hint (below, per blank) and nbgrader's stub. nbgrader's source notebook is the lesson
+body becomes a hint (blanks.toml, per blank) and nbgrader's stub. nbgrader's source notebook is the lesson
 with the markers put in (the body between `### BEGIN SOLUTION` and `### END SOLUTION`, the hidden
-tests below appended to each graded check between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`),
+tests of blanks.toml appended to each graded check between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`),
 so that `nbgrader generate_assignment` releases exactly the student edition.
 """
 import argparse
@@ -19,6 +19,7 @@ import copy
 import os
 import shutil
 import sys
+import tomllib
 from pathlib import Path
 
 import nbformat
@@ -34,131 +35,11 @@ SUPPORT = ["reacher", "continuous_control", "experiments", "results", "requireme
 # and the report's ablations (a variant of the new-transition priority) are left out.
 WITHHELD = {"continuous_control/agent.py", "continuous_control/ablations.py"}
 
-# Each blank's hint: the idea and its section, not the code.
-HINTS = {
-    "ddpg-target": "2.2, the TD target: the reward plus the transition's own discount times the TARGET critic's "
-                   "value of the action the TARGET actor picks in the next state.",
-    "ddpg-critic-loss": "2.2, the critic's loss: the TD errors (target minus estimate) and the mean of their squares, "
-                        "each weighted by its importance weight.",
-    "ddpg-actor-loss": "2.2, the deterministic policy gradient: a loss whose descent climbs the critic's value "
-                       "of the actor's own actions.",
-    "ddpg-soft-update": "2.2, Polyak averaging: move every parameter of both target networks a fraction tau of the "
-                        "way toward its online network's, in place.",
-    "clipped-double-q": "2.3, clipped double-Q: the pessimistic value of the pair, transition by transition.",
-    "n-step-return": "3, the n-step transition: the oldest step's state and action, the discounted sum of the "
-                     "window's n rewards, the state after the window, and the bootstrap's discount.",
-    "n-step-flush": "3, the done step: each step of the window that has not started a transition yet sums its "
-                    "discounted rewards up to the last real step and bootstraps from the last real state.",
-    "sum-tree-walk": "4.1, the sum tree: u falls in the left subtree or, minus the left sum, in the right one.",
-    "importance-weights": "4.2, importance sampling: each sampled transition's probability, the correction "
-                          "(N P)^-beta, scaled so that the batch's largest weight is 1.",
-    "new-priority": "4.2, priorities: |TD error| plus the offset, stored to the power alpha; and this update's "
-                    "largest priority goes into the ring of recent updates that new transitions read.",
-    "noisy-weights": "5.1, factorised Gaussian noise: the mean weights plus sigma times the noise matrix made "
-                     "from the output and input noise; the bias likewise, from the output noise.",
-    "ou-step": "5.2, the Ornstein-Uhlenbeck process: decay toward 0 at the rate kappa, plus a fresh standard "
-               "normal draw scaled so that the stationary spread stays `scale`.",
-    "learn": "6.2, one update: a prioritized batch, normalised; the critic's step; new priorities from its TD "
-             "errors; fresh noise; the actor's step; the soft update; the losses and the mean Q.",
-}
-
-# Tests that only grading runs (nbgrader's hidden tests), appended to each graded check.
-HIDDEN = {
-    "check-ddpg-target": """\
-_b = torch.Generator().manual_seed(7)
-_r, _s2, _d = torch.rand(16, generator=_b), torch.randn(16, state_size, generator=_b), torch.rand(16, generator=_b)
-_nets = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
-             Critic(state_size, action_size, cfg.hidden), Critic(state_size, action_size, cfg.hidden), state_size)
-with torch.no_grad():
-    _nets.critic.out.bias.add_(1.0)
-    _nets.actor.layers[0].bias.add_(1.0)
-    assert torch.allclose(_nets.td_target(_r, _s2, _d), _r + _d * _nets.critic_target(_s2, _nets.actor_target(_s2)), atol=1e-6)
-""",
-    "check-ddpg-critic-loss": """\
-_q, _y, _w = torch.randn(2, 8), torch.randn(8), torch.rand(8)
-_td, _loss = ddpg.critic_loss(_q, _y, _w)
-assert _td.shape == (2, 8) and torch.allclose(_td, _y - _q) and torch.isclose(_loss, (_w * (_y - _q) ** 2).mean())
-""",
-    "check-ddpg-actor-loss": """\
-_s = torch.randn(8, state_size)
-assert torch.isclose(ddpg.actor_loss(_s), -ddpg.critic(_s, ddpg.actor(_s)).mean())
-ddpg.actor.zero_grad()
-ddpg.actor_loss(_s).backward()
-assert all(p.grad is not None for p in ddpg.actor.parameters())
-""",
-    "check-ddpg-soft-update": """\
-_t0, _o0 = flat(ddpg.critic_target), flat(ddpg.critic)
-ddpg.update_targets()
-ddpg.update_targets()
-assert torch.allclose(flat(ddpg.critic_target), _t0 + (1 - (1 - cfg.tau) ** 2) * (_o0 - _t0), atol=1e-6)
-""",
-    "check-clipped-double-q": """\
-_pair = TwinCriticTarget(state_size, action_size, cfg.hidden)
-_s, _a = torch.randn(32, state_size), torch.rand(32, action_size)
-assert torch.equal(_pair(_s, _a), torch.minimum(_pair.q1(_s, _a), _pair.q2(_s, _a)))
-""",
-    "check-n-step-return": """\
-for _n, _g in ((1, 0.9), (2, 0.9)):
-    _acc = NStepAccumulator(n=_n, gamma=_g, num_agents=1, state_size=1, action_size=1)
-    _outs = [_acc.push(np.full((1, 1), t, np.float32), np.zeros((1, 1), np.float32), np.array([t + 1.0]),
-                       np.full((1, 1), t + 1, np.float32), done=False) for t in range(3)]
-    _s, _a, _ret, _s2, _disc = _outs[-1]
-    assert np.isclose(_ret[0], sum(_g ** k * (3 - _n + 1 + k) for k in range(_n))) and np.isclose(_disc[0], _g ** _n)
-    assert _s[0, 0] == 3 - _n and _s2[0, 0] == 3
-""",
-    "check-n-step-flush": """\
-_acc = NStepAccumulator(n=1, gamma=0.9, num_agents=1, state_size=1, action_size=1)
-_acc.push(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.ones(1), np.ones((1, 1), np.float32), done=False)
-assert _acc.push(np.ones((1, 1), np.float32), np.zeros((1, 1), np.float32), np.ones(1), np.zeros((1, 1), np.float32), done=True) is None
-_acc = NStepAccumulator(n=4, gamma=0.9, num_agents=1, state_size=1, action_size=1)
-_acc.push(np.zeros((1, 1), np.float32), np.zeros((1, 1), np.float32), np.array([2.0]), np.ones((1, 1), np.float32), done=False)
-_s, _a, _ret, _s2, _disc = _acc.push(np.ones((1, 1), np.float32), np.zeros((1, 1), np.float32), np.ones(1),
-                                     np.zeros((1, 1), np.float32), done=True)
-assert _ret.tolist() == [2.0] and np.isclose(_disc[0], 0.9) and _s2[0, 0] == 1
-""",
-    "check-sum-tree-walk": """\
-_p = np.random.default_rng(3).random(50)
-_tree = SumTree(50)
-_tree[np.arange(50)] = _p
-_u = np.random.default_rng(4).uniform(0, _tree.total(), 1000)
-assert np.array_equal(_tree.find_prefix_sum(_u), np.searchsorted(np.cumsum(_p), _u, side="right"))
-""",
-    "check-importance-weights": """\
-_p = np.random.default_rng(5).random(32) + 0.1
-_w = (100 * _p / 40.0) ** -0.7
-assert np.allclose(importance_weights(_p, 40.0, 100, 0.7), _w / _w.max())
-""",
-    "check-new-priority": """\
-_pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=1.0, offset=0.5, rng=np.random.default_rng(0))
-_pr.update_priorities(np.array([0, 1]), np.array([-3.0, 1.0]))
-_pr.update_priorities(np.array([2]), np.array([0.25]))
-assert np.allclose(_pr.priorities[np.arange(3)], [3.5, 1.5, 0.75]) and _pr.entry_priority == 0.75
-""",
-    "check-noisy-weights": """\
-_layer = NoisyLinear(4, 3, sigma0=0.4)
-_fin, _fout = torch.randn(4), torch.randn(3)
-_w, _b = _layer.noisy_weights(_fin, _fout)
-assert torch.allclose(_w, _layer.weight_mean + _layer.weight_sigma * torch.outer(_fout, _fin))
-assert torch.allclose(_b, _layer.bias_mean + _layer.bias_sigma * _fout)
-""",
-    "check-ou-step": """\
-_paths = []
-for _ in range(2):
-    _ou = OrnsteinUhlenbeck(20_000, kappa=0.3, scale=2.0, generator=torch.Generator().manual_seed(1))
-    _paths.append(torch.stack([_ou.sample() for _ in range(30)]))
-assert torch.equal(_paths[0], _paths[1]) and abs(_paths[0][-1].std() - 2) < 0.05
-assert abs(torch.corrcoef(_paths[0][[10, 11]])[0, 1] - 0.7) < 0.03
-""",
-    "check-learn": """\
-_agent = Agent(Config(buffer_size=1000, batch_size=8, warmup=8), state_size, action_size, 2)
-_agent.begin_episode(1)
-_x = np.random.default_rng(0).standard_normal((5, 2, state_size)).astype(np.float32)
-for _t in range(4):
-    _agent.step(_x[_t], _agent.act(_x[_t]), np.ones(2, np.float32), _x[_t + 1], done=_t == 3)
-_out = _agent.learn()
-assert set(_out) == {"critic_loss", "actor_loss", "q"} and _agent.updates >= 1 and _agent.memory.updates == _agent.updates
-""",
-}
+# Each blank's hint (the idea and its section, not the code) and hidden tests (what only grading runs,
+# appended to its graded check `check-` + id): data, kept in blanks.toml, a table per blank id.
+BLANKS = tomllib.loads(Path(__file__).with_name("blanks.toml").read_text(encoding="utf-8"))
+HINTS = {blank: text["hint"] for blank, text in BLANKS.items() if "hint" in text}
+HIDDEN = {f"check-{blank}": text["hidden"] for blank, text in BLANKS.items() if "hidden" in text}
 
 
 def blank_ids(lesson=None) -> list[str]:
@@ -180,19 +61,14 @@ def body(source: str) -> tuple[int, int, str]:
     return first, functions[0].end_lineno - 1, line[:len(line) - len(line.lstrip())]
 
 
-def marked(source: str, hint: str) -> str:
-    """nbgrader's source cell: the hint as a comment, then the body between the solution markers."""
+def with_hint(source: str, hint: str, solution: bool) -> str:
+    """The cell with the hint as a comment before the body, and the body between nbgrader's solution markers
+    (nbgrader's source cell) or, where nbgrader's stub replaces it, the student's cell (what generate_assignment makes)."""
     lines = source.splitlines()
     first, last, indent = body(source)
-    return "\n".join(lines[:first] + [f"{indent}# {hint}", f"{indent}### BEGIN SOLUTION"] + lines[first:last + 1]
-                     + [f"{indent}### END SOLUTION"] + lines[last + 1:])
-
-
-def stubbed(source: str, hint: str) -> str:
-    """The student's cell: the hint, and nbgrader's stub where the body was (what generate_assignment makes)."""
-    lines = source.splitlines()
-    first, last, indent = body(source)
-    return "\n".join(lines[:first] + [f"{indent}# {hint}"] + [indent + line for line in STUB] + lines[last + 1:])
+    middle = ([f"{indent}### BEGIN SOLUTION", *lines[first:last + 1], f"{indent}### END SOLUTION"] if solution
+              else [indent + line for line in STUB])
+    return "\n".join(lines[:first] + [f"{indent}# {hint}"] + middle + lines[last + 1:])
 
 
 def _clean(lesson):
@@ -212,7 +88,7 @@ def source_notebook(lesson):
     for cell in nb.cells:
         grading = cell.metadata.get("nbgrader", {})
         if grading.get("solution"):
-            cell.source = marked(cell.source, HINTS[grading["grade_id"]])
+            cell.source = with_hint(cell.source, HINTS[grading["grade_id"]], True)
         elif grading.get("grade"):
             cell.source += "\n### BEGIN HIDDEN TESTS\n" + HIDDEN[grading["grade_id"]] + "### END HIDDEN TESTS"
     return nb
@@ -225,7 +101,7 @@ def edition(lesson, keep: set = frozenset()):
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
         if cell.metadata.get("nbgrader", {}).get("solution") and grade_id not in keep:
-            cell.source = stubbed(cell.source, HINTS[grade_id])
+            cell.source = with_hint(cell.source, HINTS[grade_id], False)
     return nb
 
 
@@ -300,8 +176,7 @@ def main(argv=None) -> int:
             return 1
         return 0
     os.makedirs(os.path.dirname(EDITION), exist_ok=True)
-    with open(EDITION, "w", encoding="utf-8") as f:
-        f.write(wanted)
+    Path(EDITION).write_text(wanted, encoding="utf-8")
     print(f"wrote {os.path.relpath(EDITION, ROOT)}: {len(blank_ids())} blanks")
     return 0
 

@@ -43,9 +43,8 @@ TASKS = {
         (["continuous_control.export"], {}), (["tools.student"], {})]),
     "student": ("lab/Continuous_Control_student.ipynb: the lesson with a blank at each core idea (nbgrader's format)",
                 [(["tools.student"], {})]),
-    "benchmark": ("environment and training speed, and clipped double-Q's cost (results/benchmarks/)", [
-        (["benchmarks.env_speed"], {}), (["benchmarks.train_speed", "--label", "after"], {}),
-        (["benchmarks.cost", "--set", "clipped_double_q=True"], {})]),
+    "benchmark": ("training speed on the CPU (and a GPU, if any), and clipped double-Q's cost (results/benchmarks/)", [
+        (["benchmarks.devices"], {}), (["benchmarks.cost", "--set", "clipped_double_q=True"], {})]),
     "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)", [(["benchmarks.calibration"], {})]),
     "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
                     "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",

@@ -1,9 +1,6 @@
-"""Start reacher.serve, or say at once which package this interpreter lacks (standard library only).
-
-Reacher.x86_64 runs this with the interpreter it chose, the project's folder on PYTHONPATH. The reason for an early exit goes to stderr
-and to the file the unityagents client reads when the process ends (reacher/client_hook.py), so
-the client reports it within a second instead of waiting for an answer that cannot come.
-"""
+"""Start reacher.serve, or say at once which package this interpreter lacks (standard library only): to stderr
+and to the file the unityagents client reads when the process ends (reacher/client_hook.py), so that the
+client reports it at once instead of waiting for an answer that cannot come."""
 import os
 import runpy
 import sys

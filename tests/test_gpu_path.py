@@ -1,0 +1,104 @@
+"""The GPU's speed path (continuous_control/cuda.py) is the lesson's agent: the same batches, the same
+updates, the same priorities. Its tensor code runs on any device, so a CPU checks it against the lesson's
+numpy replay; the CUDA graph is checked against the eager path where a GPU is at hand."""
+import numpy as np
+import pytest
+import torch
+
+from continuous_control import use_gpu
+from continuous_control.agent import Agent, Config
+from continuous_control.checkpoints import load_checkpoint, save_checkpoint
+from continuous_control.training import Recorder, diagnostics
+
+S, A, ARMS = 33, 4, 20
+SMALL = dict(warmup=256, batch_size=64, hidden=(32, 32), buffer_size=2_000, priority_window=3)
+CUDA = pytest.mark.skipif(not torch.cuda.is_available(), reason="no CUDA device")
+
+
+def feed(agent, steps: int, seed: int = 0) -> Recorder:
+    """Made-up transitions, the same for every agent given the same seed; the run's Recorder."""
+    record, rng = Recorder(agent), np.random.default_rng(seed)
+    agent.begin_episode(1)
+    states = rng.standard_normal((ARMS, S))
+    for _ in range(steps):
+        next_states = rng.standard_normal((ARMS, S))
+        agent.step(states, agent.act(states), rng.random(ARMS) * 0.04, next_states, False)
+        states = next_states
+    return record
+
+
+def state(agent) -> dict:
+    nets = {name: getattr(agent, name) for name in ("actor", "critic", "actor_target", "critic_target")}
+    out = {f"{n}.{k}": v.detach().cpu().double() for n, net in nets.items() for k, v in net.state_dict().items()}
+    m = agent.memory
+    out["priorities"] = torch.as_tensor(m.priorities[np.arange(m.size)]).cpu().double()
+    out["recent"] = torch.as_tensor(m.recent).cpu().double()
+    out["states"] = torch.as_tensor(m.states[:m.size]).cpu().double()
+    return out
+
+
+def assert_same(a: dict, b: dict, tol: float) -> None:
+    for key in a:
+        assert torch.allclose(a[key], b[key], rtol=tol, atol=tol), f"{key} differs by {(a[key] - b[key]).abs().max():.2e}"
+
+
+def test_tensor_path_learns_what_the_lesson_learns():
+    """30 updates on the same transitions: weights, targets, priorities and the ring of largest priorities agree."""
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
+    use_gpu(fast)                                        # on a CPU: the tensor replay, the update run eagerly
+    feed(lesson, 45), feed(fast, 45)
+    assert lesson.updates == fast.updates == fast.memory.updates == 33
+    assert fast.memory.size == lesson.memory.size
+    assert_same(state(lesson), state(fast), 1e-4)
+
+
+def test_tensor_path_samples_the_sum_trees_leaves():
+    """The prefix-sum search by searchsorted finds the leaf the sum tree's walk finds."""
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
+    use_gpu(fast)
+    p = np.random.default_rng(1).random(1000) ** 3
+    lesson.memory.priorities[np.arange(1000)] = p
+    fast.memory.priorities[np.arange(1000)] = p
+    cumulative = np.cumsum(p)
+    u = np.concatenate([cumulative[:-1] - 1e-9, cumulative[:-1] + 1e-9, np.random.default_rng(2).random(500) * p.sum()])
+    expected = lesson.memory.priorities.find_prefix_sum(u)
+    found = torch.searchsorted(fast.memory.priorities.p.cumsum(0), torch.as_tensor(u), right=True)
+    assert np.array_equal(found.numpy(), expected)
+
+
+def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
+    """The diagnostics are those of the lesson's agent, and a checkpoint resumes to the same state."""
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
+    use_gpu(fast)
+    rows = [diagnostics(agent, feed(agent, 40)) for agent in (lesson, fast)]
+    assert rows[0]["updates"] == rows[1]["updates"] == 28
+    for key, value in rows[0].items():
+        assert np.isclose(value, rows[1][key], rtol=1e-4), key
+    record = Recorder(fast)
+    save_checkpoint(str(tmp_path), fast, None, 1, {"mean": []}, "code", record)
+    again = Agent(Config(**SMALL), S, A, ARMS)
+    use_gpu(again)
+    assert load_checkpoint(str(tmp_path), again, None, "code", Recorder(again)) == (1, {"mean": []})
+    assert_same(state(fast), state(again), 0)
+
+
+def test_variants_of_the_agent_are_refused():
+    """The speed path knows the lesson's replay and behaviour only: an ablation's own would be lost."""
+    from continuous_control.ablations import Ablation, AblationAgent
+    with pytest.raises(ValueError, match="MeanPriorityReplay"):
+        use_gpu(AblationAgent(Ablation(**SMALL, new_priority="mean"), S, A, ARMS))
+
+    class Timed(Agent):                                  # a subclass with the lesson's parts is the lesson's agent
+        pass
+    use_gpu(Timed(Config(**SMALL), S, A, ARMS))
+
+
+@CUDA
+def test_cuda_graph_replays_the_eager_update():
+    """The captured update, replayed, does what the same update run eagerly does."""
+    eager, graphed = Agent(Config(**SMALL), S, A, ARMS).to("cuda"), Agent(Config(**SMALL, device="cuda"), S, A, ARMS)
+    use_gpu(eager, capture=False)                        # no graph, for acting or learning
+    graph = graphed.learn.graph                          # feed's Recorder wraps learn
+    feed(eager, 60), feed(graphed, 60)
+    assert graph.calls > 10 and graph.captured is not None
+    assert_same(state(eager), state(graphed), 1e-4)
