@@ -1,10 +1,8 @@
 """The report's ablations that the lesson's `Config` cannot express: variants of the notebook's agent.
 
-    cfg = ablations.Ablation(exploration="ou")              # the lesson's Config, plus the fields below
-    ablations.train(cfg, env, "runs/ou", 20, live=False)      # the lesson's train, with AblationAgent
-
-Each field swaps one part of the lesson's agent by a subclass, so the lesson's classes stay as their math;
-at the defaults an `AblationAgent` is the lesson's `Agent`, step for step (tested).
+`Ablation` is the lesson's Config plus the fields below; each swaps one part of the lesson's agent by a subclass,
+so the lesson's classes stay as their math. At the defaults an `AblationAgent` is the lesson's `Agent`, step for
+step (tested).
 """
 import functools
 from dataclasses import dataclass
@@ -135,18 +133,15 @@ class MeanPriorityReplay(PrioritizedReplay):
         return float((self.priorities.total() / self.size) ** (1 / self.alpha))
 
 
-REPLAYS = {"recent": PrioritizedReplay, "largest_ever": LargestEverReplay, "mean": MeanPriorityReplay}
-
-
 class AblationAgent(Agent):
     """The lesson's Agent, with the parts its `Ablation` config swaps."""
 
     def __init__(self, cfg: Ablation, state_size: int, action_size: int, num_agents: int):
         super().__init__(cfg, state_size, action_size, num_agents)
         if cfg.new_priority != "recent":
-            window = 1 if cfg.new_priority == "largest_ever" else cfg.priority_window
-            self.memory = REPLAYS[cfg.new_priority](cfg.buffer_size, state_size, action_size, cfg.alpha,
-                                                     cfg.priority_offset, self.rng, window)
+            replay = LargestEverReplay if cfg.new_priority == "largest_ever" else MeanPriorityReplay
+            window = 1 if replay is LargestEverReplay else cfg.priority_window
+            self.memory = replay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng, window)
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
         if not self.cfg.mirror:

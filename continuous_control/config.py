@@ -1,9 +1,4 @@
-"""The checks of the lesson's `Config`, and `FIELD=VALUE` text typed by its annotations.
-
-    check_config(cfg)                      # Config.__post_init__: ValueError naming the field and its range
-    parse_overrides(Config, ["tau=0.01", "clipped_double_q=True", "hidden=(64, 64)"])   # {field: typed value}
-    smoke, resume, run_dir = run_setup()   # SMOKE and RESUME from the environment, and where the run goes
-"""
+"""The checks of the lesson's `Config`, `FIELD=VALUE` text typed by its annotations, and a run's setup."""
 import ast
 import atexit
 import dataclasses
@@ -62,31 +57,27 @@ def check_config(cfg) -> None:
         raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {cfg.exploration!r}")
 
 
-def parse_value(config_class, name: str, text: str):
-    """`text` as a value of field `name`: a Python literal (`(64, 64)`), or a plain word for a string field."""
-    hints = typing.get_type_hints(config_class)
-    if name not in hints:
-        raise ValueError(f"Config has no field {name!r}: one of {', '.join(hints)}")
-    kinds = _types(hints[name])
-    try:
-        value = ast.literal_eval(text)
-    except (ValueError, SyntaxError):
-        value = text                           # a word: right for a string field, refused by the Config otherwise
-    if isinstance(value, list) and tuple in kinds:
-        value = tuple(value)
-    if type(value) is int and kinds[0] is float:         # `tau=1` means 1.0
-        value = float(value)
-    return value
-
-
 def parse_overrides(config_class, pairs: list) -> dict:
-    """{field: value} from `FIELD=VALUE` strings; the Config made from them checks the values."""
+    """{field: value} from `FIELD=VALUE` strings, each VALUE a Python literal (`(64, 64)`) or a plain word for a
+    string field; the Config made from them checks the values."""
+    hints = typing.get_type_hints(config_class)
     overrides = {}
     for pair in pairs:
         name, sep, text = pair.partition("=")
         if not sep:
             raise ValueError(f"{pair!r}: expected FIELD=VALUE")
-        overrides[name] = parse_value(config_class, name, text)
+        if name not in hints:
+            raise ValueError(f"Config has no field {name!r}: one of {', '.join(hints)}")
+        kinds = _types(hints[name])
+        try:
+            value = ast.literal_eval(text)
+        except (ValueError, SyntaxError):
+            value = text                       # a word: right for a string field, refused by the Config otherwise
+        if isinstance(value, list) and tuple in kinds:
+            value = tuple(value)
+        if type(value) is int and kinds[0] is float:         # `tau=1` means 1.0
+            value = float(value)
+        overrides[name] = value
     return overrides
 
 
@@ -100,16 +91,10 @@ def env_flag(name: str) -> bool:
     raise ValueError(f"{name}={os.environ[name]!r}: expected 1, true or yes (on), or 0, false or no (off)")
 
 
-class RunSetup(typing.NamedTuple):
-    smoke: bool
-    resume: bool
-    run_dir: str
-
-
-def run_setup(run_dir: str = "checkpoints") -> RunSetup:
+def run_setup(run_dir: str = "checkpoints") -> tuple[bool, bool, str]:
     """SMOKE and RESUME from the environment, and the run's folder (for a smoke run, a temporary one removed at exit)."""
     smoke, resume = env_flag("SMOKE"), env_flag("RESUME")
     if smoke:
         run_dir = tempfile.mkdtemp(prefix="reacher-smoke-")
         atexit.register(shutil.rmtree, run_dir, ignore_errors=True)
-    return RunSetup(smoke, resume, run_dir)
+    return smoke, resume, run_dir

@@ -3,10 +3,8 @@
     python -m continuous_control.export            # (re)write agent.py from Continuous_Control.ipynb
     python -m continuous_control.export --check    # exit 1, naming the difference, if they differ
 
-The notebook is the only hand-edited source of the agent: its code cells tagged `export` (the
-classes, their imports and the training loop) are written, in order, into an ordinary module that
-experiments, benchmarks and tests import (pickle works; linters, editors and tracebacks see a
-real file). tests/test_export.py keeps the two identical.
+The notebook is the only hand-edited source of the agent; experiments, benchmarks and tests import the
+module (pickle works; linters, editors and tracebacks see a real file). tests/test_notebooks.py keeps them equal.
 """
 import argparse
 import difflib

@@ -1,8 +1,4 @@
-"""Every plot of the project, drawn from a run's history or from saved run folders (results.py).
-
-    plot_scores(history, ax)           # one run: per-episode mean, worst-best band, 100-episode average
-    fig = plot_diagnostics(run["diagnostics"])   # what learning saw, per episode
-"""
+"""Every plot of the project, drawn from a run's history or from saved run folders (results.py)."""
 import numpy as np
 
 from .results import TARGET_SCORE, WINDOW

@@ -1,9 +1,4 @@
-"""Watching a trained policy: saved networks, rendered replays and the notebook's replay panel.
-
-    nets = load_networks("checkpoints")            # actor, actor_target, critic, normalizer, from the saved weights
-    frames, scores, renderer = render_replay(policy_of(nets), steps=300, every=6)
-    replay_panel(policy)                           # the notebook's panel: goals' speed and size, play, scrub
-"""
+"""Watching a trained policy: saved networks, rendered replays and the notebook's replay panel."""
 import io
 import json
 import os

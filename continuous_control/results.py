@@ -1,11 +1,5 @@
-"""A run folder: what a training run leaves behind, written once and read by everyone.
-
-    save_results(run_dir, agent, history, env)   # at the end of training (TrainingRun.finish)
-    run = load_run("checkpoints")                # config, summary, per-episode scores, per-arm scores
-
-It holds `config.json`, `scores.csv`, `arm_scores.csv`, `diagnostics.csv`, `summary.json`, the weights
-(`*.pt`) and the exported policy `actor.pt2`, each written whole or not at all (`atomic_file`).
-"""
+"""A run folder: what a training run leaves behind (`save_results`, at TrainingRun.finish), written once, each
+file whole or not at all (`atomic_file`), and read by everyone (`load_run`)."""
 import contextlib
 import copy
 import glob
@@ -33,13 +27,10 @@ def first_episode_at(means, level: float = TARGET_SCORE):
 
 def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
     """The processor's model name, or "": a run repeats on the same kind of processor, not always on another."""
-    try:
-        with open(cpuinfo) as f:
-            names = [line.split(":", 1)[1].strip() for line in f if line.startswith("model name")]
-        if names:
-            return names[0]
-    except OSError:
-        pass
+    with contextlib.suppress(OSError), open(cpuinfo) as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
     return "" if platform.processor() in ("", platform.machine()) else platform.processor()
 
 
@@ -50,7 +41,6 @@ def host() -> str:
 
 
 def machine() -> str:
-    """What a run's summary records of the machine: `host()` and torch's threads."""
     return f"{host()}, torch threads {torch.get_num_threads()}"
 
 

@@ -50,8 +50,13 @@ def _wait(communicator, what: str):
             communicator.is_open = False
             code = process.returncode
             ended = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-            raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. "
-                                            f"{_served_error(communicator.port)}")
+            try:            # the reason the built-in executable left, if any (a Unity build leaves none)
+                with open(error_file(communicator.port)) as f:
+                    said = f"It said: {f.read().strip()}"
+                os.remove(error_file(communicator.port))
+            except OSError:
+                said = "Its own output (stderr) says why."
+            raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. {said}")
         if time.monotonic() > deadline:
             raise UnityTimeOutException(f"The environment sent nothing for {timeout_seconds():.0f} s {what} "
                                         f"(REACHER_CLIENT_TIMEOUT sets the bound).")
@@ -61,17 +66,6 @@ def _wait(communicator, what: str):
 def error_file(port: int) -> str:
     """Where the built-in executable (Reacher.x86_64, reacher/serve.py) leaves the reason it exited."""
     return os.path.join(tempfile.gettempdir(), f"reacher-serve-{port}.err")
-
-
-def _served_error(port: int) -> str:
-    """What the built-in executable said before it exited, if it left a reason (a Unity build leaves none)."""
-    try:
-        with open(error_file(port)) as f:
-            reason = f.read().strip()
-        os.remove(error_file(port))
-    except OSError:
-        return "Its own output (stderr) says why."
-    return f"It said: {reason}"
 
 
 def _patch_communicator(module) -> None:
@@ -100,23 +94,20 @@ def _patch_communicator(module) -> None:
                 f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
                 f"close that environment, or pass another worker_id.")
         try:
-            return _start(self, inputs)
+            self.server.start()
+            # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
+            while self.unity_to_external.parent_conn.poll():
+                self.unity_to_external.parent_conn.recv()
+            aca_param = _wait(self, "before it started").unity_output
+            self.is_open = True
+            _send(self, inputs)
+            _wait(self, "while it started")
+            return aca_param
         except BaseException:
             # A start that failed or was interrupted (Ctrl-C) gives its port back, so a retry can take it.
             self.is_open = False
             self.server.stop(None).wait()
             raise
-
-    def _start(self, inputs):
-        self.server.start()
-        # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
-        while self.unity_to_external.parent_conn.poll():
-            self.unity_to_external.parent_conn.recv()
-        aca_param = _wait(self, "before it started").unity_output
-        self.is_open = True
-        _send(self, inputs)
-        _wait(self, "while it started")
-        return aca_param
 
     def _send(self, inputs):
         message = UnityMessage()
@@ -198,18 +189,15 @@ def install_hook() -> None:
             module._reacher_patched = True
 
 
-def pth_line() -> str:
-    """The .pth line: load this file by path (importing `reacher` would load mujoco); nothing once the project moved."""
-    return (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
-            "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
-            "s and s.loader.exec_module(m); m and m.install_hook()\n")
-
-
 def install(site_packages: str | None = None) -> list[str]:
     """Write the .pth into this interpreter's site-packages and record the interpreter for the executable."""
     import sysconfig
     target = os.path.join(site_packages or sysconfig.get_path("purelib"), PTH_NAME)
-    files = {target: pth_line(), PYTHON_RECORD: sys.executable + "\n"}
+    # The .pth loads this file by path (importing `reacher` would load mujoco), and nothing once the project moved.
+    pth = (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
+           "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
+           "s and s.loader.exec_module(m); m and m.install_hook()\n")
+    files = {target: pth, PYTHON_RECORD: sys.executable + "\n"}
     for path, text in files.items():
         with open(path + ".tmp", "w") as f:
             f.write(text)

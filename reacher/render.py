@@ -1,10 +1,6 @@
 """Pictures of the arms: MuJoCo's offscreen renderer when OpenGL is available, matplotlib otherwise.
 
 The OpenGL backend is picked at the first view: `MUJOCO_GL` if set, GLFW with a display, else EGL or OSMesa.
-
-    view = make_view(env.physics)          # MujocoView, or MatplotlibView if no GL context
-    frames, scores = record(env, policy, steps=300, every=5, view=view)
-    gif = to_gif(frames, fps=12)           # bytes of an animated GIF
 """
 import functools
 import importlib
@@ -107,20 +103,15 @@ class MujocoView:
             cam.pos[:] = self.eye
             cam.forward[:] = self._forward
             cam.up[:] = self._up
-        self._add_floor(scene)
+        if scene.ngeom < scene.maxgeom:               # the floor, a plane with its normal along +y
+            rot = np.array([[1, 0, 0], [0, 0, 1], [0, -1, 0]], float)
+            mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_PLANE, np.array([300.0, 300.0, 1.0]),
+                            FLOOR, rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
+            scene.ngeom += 1
         self.gl.make_current()
         mj.mjr_render(self.rect, scene, self.context)
         mj.mjr_readPixels(self.pixels, None, self.rect, self.context)
         return np.flipud(self.pixels).copy()          # OpenGL's rows run from the bottom up
-
-    def _add_floor(self, scene) -> None:
-        if scene.ngeom >= scene.maxgeom:
-            return
-        mj = self.mujoco
-        rot = np.array([[1, 0, 0], [0, 0, 1], [0, -1, 0]], float)     # plane normal along +y
-        mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_PLANE, np.array([300.0, 300.0, 1.0]),
-                        FLOOR, rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
-        scene.ngeom += 1
 
     def close(self) -> None:
         if self.context is not None:

@@ -14,24 +14,12 @@ import sys
 
 import numpy as np
 
-from .client_hook import error_file
+from .client_hook import ERROR_STATUS, error_file
 from .environment import ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException, UnityEnvironmentException
 from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
 
 API_VERSION = "API-4"
 STEP, RESET = 0, 1
-ERROR_STATUS = 500          # a refused command (reacher/client_hook.py raises it in the client)
-
-
-def _initialization_message(co):
-    message = co.UnityMessage(header=co.Header(status=200))
-    init = message.unity_output.rl_initialization_output
-    init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
-    init.brain_parameters.add(brain_name=BRAIN_NAME, vector_observation_size=OBSERVATION_SIZE, num_stacked_vector_observations=1,
-                              vector_action_size=ACTION_SIZE, vector_action_descriptions=[""] * ACTION_SIZE,
-                              vector_action_space_type=1, vector_observation_space_type=1, brain_type=2)   # continuous, External
-    init.environment_parameters.float_parameters.update(DEFAULT_RESET_PARAMETERS)
-    return message
 
 
 def _output_message(co, info):
@@ -46,11 +34,6 @@ def _output_message(co, info):
     return message
 
 
-def _refusal(co, error: Exception):
-    """A refused command's answer: status 500 with the reason, raised by the client (client_hook.py)."""
-    return co.UnityMessage(header=co.Header(status=ERROR_STATUS, message=str(error)))
-
-
 def serve(port: int, num_agents: int = 20) -> int:
     try:
         import communicator_objects as co
@@ -62,7 +45,14 @@ def serve(port: int, num_agents: int = 20) -> int:
     channel = grpc.insecure_channel(f"localhost:{port}")
     grpc.channel_ready_future(channel).result(timeout=60)
     exchange = co.UnityToExternalStub(channel).Exchange
-    reply = exchange(_initialization_message(co))
+    message = co.UnityMessage(header=co.Header(status=200))
+    init = message.unity_output.rl_initialization_output
+    init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
+    init.brain_parameters.add(brain_name=BRAIN_NAME, vector_observation_size=OBSERVATION_SIZE, num_stacked_vector_observations=1,
+                              vector_action_size=ACTION_SIZE, vector_action_descriptions=[""] * ACTION_SIZE,
+                              vector_action_space_type=1, vector_observation_space_type=1, brain_type=2)   # continuous, External
+    init.environment_parameters.float_parameters.update(DEFAULT_RESET_PARAMETERS)
+    reply = exchange(message)
     seed = reply.unity_input.rl_initialization_input.seed
     env = ReacherEnvironment(num_agents=num_agents, seed=seed, verbose=False)
     reply = exchange(co.UnityMessage(header=co.Header(status=200)))
@@ -79,7 +69,8 @@ def serve(port: int, num_agents: int = 20) -> int:
                 actions = np.array([list(p.vector_actions) for p in protos], dtype=np.float64)
                 info = env.step(actions)[BRAIN_NAME]
         except (UnityActionException, UnityEnvironmentException) as error:
-            reply = exchange(_refusal(co, error))
+            # refused: the reason, raised by the client (client_hook.py)
+            reply = exchange(co.UnityMessage(header=co.Header(status=ERROR_STATUS, message=str(error))))
             continue
         reply = exchange(_output_message(co, info))
     channel.close()
