@@ -9,7 +9,7 @@ PYTHON ?= python3
 JUPYTERLAB := jupyterlab==4.6.6 jupytext==1.19.6
 # make run RESUME=1: continue an interrupted run from checkpoints/resume instead of starting afresh.
 RESUME ?= 0
-TASKS := run test export student figures report diagnose benchmark calibrate experiments learner peers wheels demo
+TASKS := run test export student figures report diagnose benchmark calibrate experiments learner peers wheels
 
 .PHONY: $(TASKS) lab clean python-version
 

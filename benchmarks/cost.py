@@ -2,7 +2,7 @@
 
     python -m benchmarks.cost --set clipped_double_q=True [--pairs 5]
 
-Each pair runs `benchmarks.short_run` as whole processes with the change (A) and without (B), in
+Each pair runs a short `benchmarks.devices` run as whole processes with the change (A) and without (B), in
 turn, and takes A/B pair by pair, so that the machine's drift moves both sides alike. The short run
 (4 episodes, `learn_every_until=1`) makes 0.28 updates per step, as a 100-episode run makes 0.30.
 Results: results/benchmarks/cost_<label>.json.
@@ -13,13 +13,15 @@ import platform
 import resource
 import subprocess
 import sys
+import tempfile
 import time
 
 import numpy as np
 
 from continuous_control.results import ROOT, host, write_json
 
-SHORT_RUN = ["-m", "benchmarks.short_run", "--episodes", "4", "--set", "learn_every_until=1"]
+SHORT_RUN = ["-m", "benchmarks.devices", "--devices", "cpu", "--episodes", "4", "--out",
+             os.path.join(tempfile.gettempdir(), "cost_run.json"), "--set", "learn_every_until=1"]
 TIMEOUT = 1800          # seconds for one short run: a bound on every wait
 
 

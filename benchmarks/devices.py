@@ -2,6 +2,7 @@
 
     python -m benchmarks.devices                           # cpu and (where there is one) cuda, 100 episodes each
     python -m benchmarks.devices --devices cuda cuda-eager --episodes 10
+    python -m benchmarks.devices --devices cpu --episodes 4 --set clipped_double_q=True    # a Config changed
 
 `cuda` is the package's speed path (continuous_control/cuda.py); `cuda-eager` is the same without the
 CUDA graph. For each it prints the wall time, the environment's share, the time per update (500 more
@@ -9,7 +10,6 @@ updates once the run is over, timed alone) and the run's scores, and writes them
 """
 import argparse
 import functools
-import json
 import os
 import platform
 import tempfile
@@ -20,8 +20,9 @@ from unittest import mock
 import torch
 
 from continuous_control import agent as lesson
-from continuous_control.cuda import use_gpu
-from continuous_control.results import ROOT, host
+from continuous_control.config import parse_overrides
+from continuous_control.devices import use_gpu
+from continuous_control.results import ROOT, host, write_json
 from reacher import ReacherEnvironment
 
 
@@ -69,6 +70,7 @@ def main(argv=None):
     parser.add_argument("--devices", nargs="+", default=["cpu", "cuda"] if torch.cuda.is_available() else ["cpu"],
                         choices=["cpu", "cuda", "cuda-eager"])
     parser.add_argument("--episodes", type=int, default=100)
+    parser.add_argument("--set", nargs="*", default=[], metavar="FIELD=VALUE", help="Config changes, e.g. tau=0.01")
     parser.add_argument("--out", default=os.path.join(ROOT, "results", "benchmarks", "devices.json"))
     args = parser.parse_args(argv)
     torch.set_num_threads(1)                   # as the notebook trains
@@ -78,7 +80,7 @@ def main(argv=None):
     runs = []
     for device in args.devices:
         try:
-            run = solve(device, args.episodes)
+            run = solve(device, args.episodes, **parse_overrides(lesson.Config, args.set))
         except Exception:                      # a device that fails is reported; the others still run
             traceback.print_exc()
             continue
@@ -87,9 +89,7 @@ def main(argv=None):
               f"{run['ms_per_env_step']:.3f} ms per environment step, {run['ms_per_update']:.3f} ms per update "
               f"({run['updates']} updates); mean of the last episode {run['mean'][-1]:.2f}, avg100 {run['avg100']:.2f}, "
               f"solved at {run['solved_at']}", flush=True)
-        os.makedirs(os.path.dirname(args.out), exist_ok=True)
-        with open(args.out, "w") as f:
-            json.dump({"machine": machine, "runs": runs}, f, indent=1)
+        write_json(args.out, {"machine": machine, "config_changes": args.set, "runs": runs})
 
 
 if __name__ == "__main__":

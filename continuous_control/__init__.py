@@ -1,5 +1,5 @@
 """What the lesson uses but does not teach, so that a reader of Continuous_Control.ipynb never has
-to open it: moving networks between devices (devices.py), the GPU's speed path (cuda.py), checkpoints and resume (checkpoints.py),
+to open it: moving networks between devices and the GPU's speed path (devices.py), checkpoints and resume (checkpoints.py),
 a run's bookkeeping (training.py), its result files (results.py), the progress display
 (progress.py), figures (figures.py), replays of a trained policy (playback.py), the report's
 variants (variants.py) and ablations (ablations.py).
@@ -11,8 +11,7 @@ and it imports nothing that displays: training runs without IPython, widgets or 
 """
 from .checkpoints import code_fingerprint
 from .config import check_config
-from .cuda import use_gpu
-from .devices import Networks
+from .devices import Networks, use_gpu
 from .training import TrainingRun
 
 __all__ = ["Networks", "TrainingRun", "check_config", "code_fingerprint", "use_gpu"]

@@ -1,4 +1,4 @@
-"""The GPU's speed path (continuous_control/cuda.py) is the lesson's agent: the same batches, the same
+"""The GPU's speed path (continuous_control/devices.py) is the lesson's agent: the same batches, the same
 updates, the same priorities. Its tensor code runs on any device, so a CPU checks it against the lesson's
 numpy replay; the CUDA graph is checked against the eager path where a GPU is at hand."""
 import numpy as np

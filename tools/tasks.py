@@ -55,7 +55,6 @@ TASKS = {
     "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
               "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
               [(["benchmarks.peers"], {})]),
-    "demo": ("a random and a scripted agent on the built-in Reacher", [(["reacher.demo"], {})]),
 }
 
 
