@@ -2,7 +2,6 @@
 
     python -m experiments.run --variant full --seeds 0 1 2            # until solved (max 200)
     python -m experiments.run --all                 # the report's set: what `make experiments` runs
-    python -m experiments.run --import-notebook     # the notebook's run in checkpoints/ as full/seed0
     python -m experiments.run --analyses            # after --all: the weak arm and a twin critic, from runs/
 
 Each run has its own process and torch thread, checkpoints to runs/<variant>/seed<k>/ (not committed), and
@@ -81,15 +80,6 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     return summary
 
 
-def import_notebook_run() -> None:
-    """Record the notebook's own run (checkpoints/, seed 0, default Config) as results/full/seed0."""
-    seed = json.loads(Path(os.path.join(ROOT, "checkpoints", "config.json")).read_text())["seed"]
-    summary = record(os.path.join(ROOT, "checkpoints"), os.path.join(ROOT, "results", "full", f"seed{seed}"),
-                     "full", seed, source="Continuous_Control.ipynb")
-    print(f"notebook run (seed {seed}): solved at {summary['solved_at']}, noise-free eval "
-          f"{[round(x, 2) for x in summary['eval_noise_free_5']]}")
-
-
 def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, runs: str = RUNS) -> bool:
     """Whether results/ holds this run, current (changes, RESULTS_VERSION), stopped, with runs/ networks if needed."""
     folder = os.path.join(results, variant, f"seed{seed}")
@@ -153,14 +143,11 @@ def main(argv=None):
     parser.add_argument("--jobs", type=positive, default=2, help="runs at a time")
     parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-9 until "
                         "solved, the ablations for 100 episodes on seeds 0-9 (TEN_SEEDS) or 0-2")
-    parser.add_argument("--import-notebook", action="store_true", help=import_notebook_run.__doc__)
     parser.add_argument("--analyses", action="store_true", help=analyses.__doc__)
     parser.add_argument("--results", default=os.path.join(ROOT, "results"),
                         help="the folder that receives <variant>/seed<k>/ (default results/)")
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
-    if args.import_notebook:
-        return import_notebook_run()
     if args.analyses:
         return analyses()
     if args.one:
