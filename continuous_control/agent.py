@@ -559,8 +559,7 @@ class Agent(DDPG):
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
                          target(state_size, action_size, cfg.hidden), state_size)
         self.behaviour = self.make_behaviour()
-        self.memory = PrioritizedReplay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng,
-                                        cfg.priority_window)
+        self.memory = PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
         self.nstep, self.steps, self.updates = None, 0, 0
         self.to(cfg.device)
         if torch.device(cfg.device).type == "cuda":
@@ -599,7 +598,6 @@ class Agent(DDPG):
 
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
-
 
 
 def refuse_non_finite(step: int, **arrays) -> None:
