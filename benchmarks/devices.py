@@ -4,7 +4,7 @@
     python -m benchmarks.devices --devices cuda cuda-eager --episodes 10
     python -m benchmarks.devices --devices cpu --episodes 4 --set clipped_double_q=True    # a Config changed
 
-`cuda` is the package's speed path (continuous_control/cuda.py); `cuda-eager` is the same without the
+`cuda` is the package's speed path (continuous_control/devices.py); `cuda-eager` is the same without the
 CUDA graph. For each it prints the wall time, the environment's share, the time per update (500 more
 updates once the run is over, timed alone) and the run's scores, and writes them all to --out as JSON.
 """

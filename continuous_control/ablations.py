@@ -28,6 +28,11 @@ class Ablation(Config):
     mirror: bool = False
     """Mirror (x -> -x) goals orbiting one way into the other: the networks learn one direction only."""
 
+    def __post_init__(self):
+        if torch.device(self.device).type == "cuda":    # the GPU path would replace the parts a variant swaps
+            raise ValueError("The report's ablations train on the CPU: the GPU path runs the lesson's agent only.")
+        super().__post_init__()
+
 
 # The Reacher's mirror symmetry x -> -x (same reward): the numbers that change sign. Per link (A at 0, B at
 # 13): position x, rotation y and z, angular velocity x and y, linear velocity x; the goal's x and speed (32);
