@@ -64,7 +64,7 @@ class DeviceReplay:
                                                                              "next", "size", "updates")})
         state_size, action_size = memory.states.shape[1], memory.actions.shape[1]
         self.blocks = (state_size, action_size, 1, state_size, 1)
-        self.rows = torch.zeros(memory.capacity, sum(self.blocks), device=device)
+        self.device, self.rows = device, torch.zeros(memory.capacity, sum(self.blocks), device=device)
         self.states, self.actions, returns, self.next_states, discounts = self.rows.split(self.blocks, 1)
         self.returns, self.discounts = returns[:, 0], discounts[:, 0]
         self.priorities = Priorities(memory.capacity, device)
@@ -117,8 +117,9 @@ class Graph:
         self.capture = capture and inputs[0].is_cuda
 
     def __call__(self, *values):
-        for static, value in zip(self.inputs, values):
-            static.copy_(to_device(value, static.device), non_blocking=True)
+        for static, value in zip(self.inputs, values):         # one copy each, from pinned memory to a GPU
+            value = torch.as_tensor(value)
+            static.copy_(value.pin_memory() if static.is_cuda else value, non_blocking=True)
         if not self.capture:
             return self.fn(*self.inputs)
         if self.calls < EAGER_UPDATES:

@@ -28,7 +28,7 @@ class Recorder:
 
     def __init__(self, agent):
         memory, self.log, self.adds = agent.memory, [], 0
-        device = memory.rows.device if hasattr(memory, "rows") else "cpu"
+        device = getattr(memory, "device", "cpu")         # a DeviceReplay's, or the lesson's numpy replay
         self.born = torch.zeros(memory.capacity, dtype=torch.int64, device=device)
         self.replayed = torch.zeros(memory.capacity, dtype=torch.bool, device=device)
         add, update_priorities, learn = memory.add, getattr(memory, "update_priorities", None), agent.learn
