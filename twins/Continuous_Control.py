@@ -1411,7 +1411,8 @@ class Behaviour(nn.Module):
 # replay on the GPU and replays each update as one CUDA graph, so the update never waits for the host. On an
 # H200 an update took 0.81 ms that way against 5.36 ms without the graph, yet the first 60 episodes ran only
 # 1.3 times as fast as on the same machine's CPU (126 s against 162 s): the networks are small, and each of
-# the 1,001 steps of an episode waits for its actions (`results/benchmarks/devices_h200.json`).
+# the 1,001 steps of an episode waits for its actions. Those figures predate the graphs for acting, whose
+# speed is not measured yet (`results/benchmarks/devices_h200.json`).
 
 # %% tags=["export"]
 def seed_streams(seed: int) -> dict:
