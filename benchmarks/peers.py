@@ -161,14 +161,6 @@ def recorder(schedule: Schedule, label: str, log_every: int):
     return Recorder()
 
 
-def frozen_normalization(model):
-    """The model's VecNormalize (or None), its statistics frozen from now on."""
-    normalize = model.get_vec_normalize_env()
-    if normalize is not None:
-        normalize.training = False
-    return normalize
-
-
 def export(model, path: str) -> None:
     """SB3's predict(deterministic=True) as a torch.export program of raw observations for any number of arms
     (actions in [-1, 1]), behind the model's VecNormalize standardisation, if any, in float64 as numpy computes it."""
@@ -250,8 +242,9 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     work_dir = os.path.join(work, name, f"seed{seed}")
     os.makedirs(work_dir, exist_ok=True)
     model.save(os.path.join(work_dir, "model.zip"))
-    normalize = frozen_normalization(model)          # the statistics the policy ends training with, from now on
+    normalize = model.get_vec_normalize_env()
     if normalize is not None:
+        normalize.training = False                   # the statistics the policy ends training with, from now on
         normalize.save(os.path.join(work_dir, "vec_normalize.pkl"))
     export(model, os.path.join(work_dir, "actor.pt2"))
     evaluation = evaluate(work_dir, seed, eval_episodes)

@@ -47,13 +47,6 @@ def code_fingerprint() -> str:
     return digest.hexdigest()
 
 
-def _random_state(agent, env) -> dict:
-    physics = getattr(env, "physics", None)
-    return {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
-            "torch_global": torch.get_rng_state(), "noise": agent.behaviour.noise.state,
-            "env": physics.rng.bit_generator.state if physics is not None else None}
-
-
 _writing = None        # the thread writing a checkpoint in the background
 
 
@@ -76,7 +69,9 @@ def save_checkpoint(folder: str, agent, env, episode: int, history: dict, finger
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
         "memory": {"next": int(m.next), "size": int(m.size), "adds": int(record.adds) if record else 0,
                    "recent": torch.as_tensor(m.recent).cpu().clone(), "updates": int(m.updates)},
-        "random": _random_state(agent, env),
+        "random": {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
+                   "torch_global": torch.get_rng_state(), "noise": agent.behaviour.noise.state,
+                   "env": env.physics.rng.bit_generator.state if hasattr(env, "physics") else None},
     }
     blob = io.BytesIO()
     torch.save(state, blob)                    # serialised now: training may change every tensor after this

@@ -72,9 +72,7 @@ def measure(run_dir: str, episodes: int = 2) -> dict:
             "q": float(q1.mean()), "q_min": float(qmin.mean()) if twin else None, "q_max": float(q1.max()),
             "share_q_above_ceiling": float((q1 > ceiling).mean()), "mc_return": float(low.mean()), "mc_return_upper": float(high.mean()),
             "difference": float(q1.mean() - low.mean()), "ratio": float(q1.mean() / low.mean()),
-            "difference_min": float(qmin.mean() - low.mean()) if twin else None,
-            "by_arm": {"q": q1.mean(0).tolist(), "mc_return": low.mean(0).tolist(),
-                       "difference": (q1 - low).mean(0).tolist(), "ratio": (q1.mean(0) / low.mean(0)).tolist()}}
+            "difference_min": float(qmin.mean() - low.mean()) if twin else None}
 
 
 def save(result: dict, folder: str = FOLDER) -> str:

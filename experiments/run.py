@@ -16,7 +16,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from continuous_control.results import ROOT, evaluate
+from continuous_control.results import ROOT, evaluate, write_json
 from continuous_control.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -99,7 +99,7 @@ def analyses(runs: str = RUNS) -> None:
     TWIN_CRITIC_RUN against Monte-Carlo returns (results/overestimation/), from the runs in runs/."""
     from experiments import overestimation, weak_arm
     folder = lambda variant, seed: os.path.relpath(os.path.join(runs, variant, f"seed{seed}"), ROOT)
-    weak_arm.save_across_seeds([folder(*run) for run in WEAK_ARM_RUNS])
+    write_json(weak_arm.SEEDS_FILE, weak_arm.across_seeds([folder(*run) for run in WEAK_ARM_RUNS]))
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 

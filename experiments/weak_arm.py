@@ -20,8 +20,8 @@ from continuous_control.results import EVAL_SEED, ROOT, write_json
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
 
+SEEDS_FILE = os.path.join(ROOT, "results", "weak_arm_seeds.json")
 CONDITIONS = {"as_trained": 0, "mirrored_to_positive": 1, "mirrored_to_negative": -1}  # speeds mirrored to this sign
-WORST = 10             # the lowest arm-episodes as trained, followed through the mirrored conditions
 
 
 def mirror_policy(policy, into: int):
@@ -36,16 +36,15 @@ def mirror_policy(policy, into: int):
 
 
 def play_episodes(policy, env_seed: int, episodes: int, into: int = 0):
-    """Scores (episodes, arms), and each arm-episode's goal speed and start angle (degrees) at reset."""
-    act, starts = mirror_policy(policy, into), []
+    """Scores (episodes, arms), and each arm-episode's goal speed at reset."""
+    act, speeds = mirror_policy(policy, into), []
 
-    def record(t, info):                         # at each reset: the goal's speed, x and z
+    def record(t, info):
         if t == 0:
-            starts.append(info.vector_observations[:, [GOAL_SPEED, 26, 28]].copy())
+            speeds.append(info.vector_observations[:, GOAL_SPEED].copy())
     scores = play(ReacherEnvironment(seed=env_seed, verbose=False), lambda info: act(info.vector_observations),
                   episodes, on_step=record)
-    starts = np.array(starts)
-    return scores, starts[..., 0], np.degrees(np.arctan2(starts[..., 1], starts[..., 2])) % 360
+    return scores, np.array(speeds)
 
 
 def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
@@ -66,21 +65,11 @@ def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     policy = torch.export.load(os.path.join(ROOT, run, "actor.pt2")).module()
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
-    scores = {name: p[0] for name, p in played.items()}
-    _, speeds, degrees = played["as_trained"]
-    weak = np.argsort(scores["as_trained"], axis=None)[:WORST]          # flat (episode * arms + arm)
-    reproduced = scores["as_trained"][:5].mean(0) - np.array(summary.get("eval_arm_means", np.nan))
+    scores, speeds = {name: p[0] for name, p in played.items()}, played["as_trained"][1]
     return {"run": run, "seed": seed, "episodes": episodes, "env_seed": EVAL_SEED + seed,
             "goal_size": DEFAULT_RESET_PARAMETERS["goal_size"],            # the same for every arm, not observed
             "machine": f"{platform.platform()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
             "summary": {name: by_direction(s, speeds) for name, s in scores.items()},
-            "arm_means": {name: s.mean(0).round(3).tolist() for name, s in scores.items()},
-            "eval_arm_means_max_difference": float(np.abs(reproduced).max()) if episodes >= 5 else None,
-            "weak": {"episode_arm": [divmod(int(i), speeds.shape[1]) for i in weak],
-                     "goal_speed": speeds.ravel()[weak].round(3).tolist(),
-                     "scores": {name: s.ravel()[weak].round(2).tolist() for name, s in scores.items()}},
-            "records": {"goal_speed": speeds.round(4).tolist(), "goal_start_degree": degrees.round(1).tolist(),
-                        "scores": {name: s.round(2).tolist() for name, s in scores.items()}},
             "seconds": round(time.time() - start, 1)}
 
 
@@ -99,11 +88,6 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     return {"episodes": episodes, "seeds": out}
 
 
-def save_across_seeds(folders: list) -> None:
-    """`across_seeds` of these run folders into results/weak_arm_seeds.json."""
-    write_json(os.path.join(ROOT, "results", "weak_arm_seeds.json"), across_seeds(folders))
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
@@ -113,11 +97,11 @@ def main() -> None:
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.seeds:
-        return save_across_seeds(args.seeds)
+        return write_json(SEEDS_FILE, across_seeds(args.seeds))
     out = os.path.join(ROOT, "results", "weak_arm.json")
     result = analyse(args.run, args.episodes)
     write_json(out, result)
-    print(f"weak arm-episodes: {result['weak']}\n{result['seconds']} s -> {out}")
+    print(f"{result['seconds']} s -> {out}")
 
 
 if __name__ == "__main__":
