@@ -15,10 +15,10 @@ import torch.nn as nn
 EAGER_UPDATES = 3          # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
 
 
-def to_device(x: np.ndarray, device) -> torch.Tensor:
+def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
     """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done."""
-    x = torch.as_tensor(x)
-    return x.pin_memory().to(device, non_blocking=True) if torch.device(device).type == "cuda" else x.to(device)
+    x = torch.as_tensor(x, dtype=dtype, device=None if device.type == "cuda" else device)
+    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x
 
 
 class Networks:
@@ -36,7 +36,7 @@ class Networks:
     def tensor(self, x) -> torch.Tensor:
         """An array as a tensor on the networks' device, in their dtype (to a GPU without waiting for it)."""
         weight = next(self.critic.parameters())
-        return to_device(torch.as_tensor(x, dtype=weight.dtype), weight.device)
+        return to_device(x, weight.device, weight.dtype)
 
 
 class Priorities:

@@ -51,8 +51,7 @@ class Recorder:
             out = learn()
             if "idx" in out:                   # the GPU's update is one CUDA graph, which calls no Python
                 note(out["idx"], out["td"])
-            row = (out["critic_loss"], out["actor_loss"], out["q"], *self.batch)
-            self.log.append(torch.stack([torch.as_tensor(x, dtype=torch.float64, device=device) for x in row]))
+            self.log.append(torch.stack((out["critic_loss"], out["actor_loss"], out["q"], *self.batch)))
             return out
         memory.add, agent.learn = recorded_add, recorded_learn
         if update_priorities is not None:
@@ -65,7 +64,7 @@ class Recorder:
 
 def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
-    log = torch.stack(record.log).cpu().numpy() if record.log else np.zeros((0, len(LOGGED)))
+    log = torch.stack(record.log).double().cpu().numpy() if record.log else np.zeros((0, len(LOGGED)))
     record.log.clear()
     m = agent.memory
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
