@@ -24,6 +24,7 @@ from continuous_control.config import parse_overrides
 from continuous_control.devices import use_gpu
 from continuous_control.results import ROOT, host, write_json
 from reacher import ReacherEnvironment
+from reacher.physics import MAX_STEPS
 
 
 def solve(device: str, episodes: int, seed: int = 0, **overrides) -> dict:
@@ -59,7 +60,7 @@ def solve(device: str, episodes: int, seed: int = 0, **overrides) -> dict:
     for _ in range(500):
         agent.learn()
     sync()
-    steps = 1001 * episodes
+    steps = MAX_STEPS * episodes
     return {"device": device, "episodes": episodes, "wall_s": wall, "env_s": env_seconds[0], "updates": agent.updates - 500,
             "ms_per_update": 2 * (time.perf_counter() - start), "ms_per_env_step": 1000 * wall / steps,
             "mean": history["mean"], "avg100": history["avg100"][-1], "solved_at": history["solved_at"]}

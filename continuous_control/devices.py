@@ -17,8 +17,8 @@ EAGER_UPDATES = 3          # updates run eagerly on a side stream before the cap
 
 def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
     """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done."""
-    x = torch.as_tensor(x, dtype=dtype, device=None if device.type == "cuda" else device)
-    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x
+    x = torch.as_tensor(x, dtype=dtype)
+    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x.to(device)
 
 
 class Networks:
