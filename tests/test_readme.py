@@ -5,7 +5,6 @@ number is checked against `experiments.runs`, computed from checkpoints/ and res
 precision the README prints it: a single run's value, or `median [min-max]` over the seeds the
 row's first cell names (`seeds 0-9`).
 """
-import json
 import os
 import re
 
@@ -112,14 +111,3 @@ def test_the_ten_seeds():
         for printed, value, what in zip(found.groups(), (np.median(values), values.min(), values.max()),
                                         ("median", "min", "max")):
             assert agrees(printed, value), f"{measure} {what}: the README says {printed}, results/full/ gives {value}"
-
-
-def test_the_gpu_figures_are_the_benchmarks():
-    """The speed paragraph's seconds are the device benchmark's (results/benchmarks/devices_h200.json)."""
-    with open(os.path.join(ROOT, "results", "benchmarks", "devices_h200.json"), encoding="utf-8") as f:
-        gpu = json.load(f)
-    full = next(r for r in gpu["runs"] if r["device"] == "cuda" and r["episodes"] == 100)
-    walls = {device.split()[0]: walls["60"] for device, walls in gpu["wall_s_at_episode"].items()}
-    paragraph = next(p for p in README.split("\n\n") if "benchmarks.devices" in p)
-    stated = re.findall(r"(\d+) s\b", paragraph)
-    assert stated == [f"{full['wall_s']:.0f}", f"{walls['cuda']:.0f}", f"{walls['cpu']:.0f}"], stated

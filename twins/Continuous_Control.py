@@ -1408,11 +1408,9 @@ class Behaviour(nn.Module):
 # streams for the goals, the replay, the weights and the noise.
 #
 # **On a GPU** (`Config(device="cuda")`) the package's speed path, `continuous_control/devices.py`, keeps the
-# replay on the GPU and replays each update as one CUDA graph, so the update never waits for the host. On an
-# H200 an update took 0.81 ms that way against 5.36 ms without the graph, yet the first 60 episodes ran only
-# 1.3 times as fast as on the same machine's CPU (126 s against 162 s): the networks are small, and each of
-# the 1,001 steps of an episode waits for its actions. Those figures predate the graphs for acting, whose
-# speed is not measured yet (`results/benchmarks/devices_h200.json`).
+# replay on the GPU and replays each update, and each step's actions, as CUDA graphs, so an update never waits
+# for the host. How much faster that trains than a CPU is not measured on this code yet
+# (`python -m benchmarks.devices` times both devices on one machine).
 
 # %% tags=["export"]
 def seed_streams(seed: int) -> dict:
