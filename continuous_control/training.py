@@ -23,25 +23,24 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the co
 
 class Recorder:
     """The diagnostics' bookkeeping: it wraps `learn`, `add` and `update_priorities` to note what each update
-    saw, and per stored transition when it was added and whether it was replayed since. It changes no value,
-    and keeps its notes where the replay is (a GPU's, there read once per episode)."""
+    saw, and per stored transition when it was added and whether it was replayed since. It changes no value.
+    Its notes are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
 
     def __init__(self, agent):
         memory, self.log, self.adds = agent.memory, [], 0
-        device = getattr(memory, "device", "cpu")         # a DeviceReplay's, or the lesson's numpy replay
-        self.born = torch.zeros(memory.capacity, dtype=torch.int64, device=device)
-        self.replayed = torch.zeros(memory.capacity, dtype=torch.bool, device=device)
+        self.device = device = getattr(memory, "device", None)        # a DeviceReplay's, or None: the lesson's replay
+        self.born, self.replayed, ring = (x.to(device) if device else x.numpy() for x in (torch.zeros(
+            memory.capacity, dtype=torch.int64), torch.zeros(memory.capacity, dtype=torch.bool), torch.arange(memory.capacity)))
         add, update_priorities, learn = memory.add, getattr(memory, "update_priorities", None), agent.learn
 
         def recorded_add(*transitions):
-            idx = (memory.next + torch.arange(len(transitions[2]), device=device)) % memory.capacity
+            idx = (memory.next + ring[:len(transitions[2])]) % memory.capacity
             add(*transitions)
             self.born[idx], self.replayed[idx], self.adds = self.adds, False, self.adds + 1
 
         def note(idx, td_errors):
-            idx = torch.as_tensor(idx, device=device)
             self.replayed[idx] = True
-            self.batch = (torch.as_tensor(td_errors).abs().mean(), (self.age(idx) <= 1000).double().mean())
+            self.batch = (torch.as_tensor(td_errors).abs().mean(), (self.age(idx) <= 1000).sum() / len(idx))
 
         def recorded_update(idx, td_errors):
             update_priorities(idx, td_errors)
@@ -51,24 +50,25 @@ class Recorder:
             out = learn()
             if "idx" in out:                   # the GPU's update is one CUDA graph, which calls no Python
                 note(out["idx"], out["td"])
-            self.log.append(torch.stack((out["critic_loss"], out["actor_loss"], out["q"], *self.batch)))
+            row = (out["critic_loss"], out["actor_loss"], out["q"], *self.batch)
+            self.log.append(torch.stack(row) if device else [float(x) for x in row])    # a GPU's numbers stay there
             return out
         memory.add, agent.learn = recorded_add, recorded_learn
         if update_priorities is not None:
             memory.update_priorities = recorded_update
 
-    def age(self, idx) -> torch.Tensor:
+    def age(self, idx):
         """How many insertions ago each transition was added."""
         return self.adds - self.born[idx]
 
 
 def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
-    log = torch.stack(record.log).double().cpu().numpy() if record.log else np.zeros((0, len(LOGGED)))
+    log = np.array(torch.stack(record.log).double().cpu() if record.device and record.log else record.log, float)
     record.log.clear()
-    m = agent.memory
+    m, log = agent.memory, log.reshape(-1, len(LOGGED))
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
-           "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).double().mean()) if m.size else float("nan"),
+           "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).sum()) / m.size if m.size else float("nan"),
            "beta": agent.beta(), "max_priority": m.entry_priority, **backlog(m, record)}
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
@@ -78,7 +78,7 @@ def diagnostics(agent, record: Recorder) -> dict:
 
 def backlog(memory, record: Recorder) -> dict:
     """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
-    waiting = (~record.replayed[:memory.size]).nonzero()[:, 0].cpu().numpy()
+    waiting = np.flatnonzero(torch.as_tensor(~record.replayed[:memory.size]).cpu())
     total = memory.priorities.total()
     return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
             "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}
