@@ -11,7 +11,8 @@ and it imports nothing that displays: training runs without IPython, widgets or 
 """
 from .checkpoints import code_fingerprint
 from .config import check_config
-from .devices import Networks, use_gpu
+from .devices import use_gpu
+from .networks import Networks
 from .training import TrainingRun
 
 __all__ = ["Networks", "TrainingRun", "check_config", "code_fingerprint", "use_gpu"]

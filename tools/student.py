@@ -4,6 +4,7 @@
     python -m tools.student --check          # exit 1 if the committed edition is not what the lesson gives
     python -m tools.student --handout DIR    # DIR: the edition and the files it runs with, no solution in any
     python -m tools.student --course DIR     # DIR/source/continuous_control/: nbgrader's source (see doc/instructors.md)
+    python -m tools.student --grading-env DIR   # DIR: an environment made from the hand-out alone, and its grading kernel
 
 The lesson carries no grading markers. A blank is a code cell with nbgrader's metadata `solution: true`,
 which holds one function (a method added to its class, d2l's pattern); its graded check is the cell whose
@@ -18,6 +19,7 @@ import ast
 import copy
 import os
 import shutil
+import subprocess
 import sys
 import tomllib
 from pathlib import Path
@@ -29,11 +31,22 @@ LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
 ASSIGNMENT = "continuous_control"
 STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's own code stub
-# What the lesson needs beside itself: the packages it imports, and the saved runs its effect sentences read.
-SUPPORT = ["reacher", "continuous_control", "experiments", "results", "requirements.txt"]
-# Files whose code holds a solution: in a hand-out, agent.py is the edition's own export (blanks and all),
-# and the report's ablations (a variant of the new-transition priority) are left out.
-WITHHELD = {"continuous_control/agent.py", "continuous_control/ablations.py"}
+# What the lesson needs beside itself: the packages it imports, the grader, the saved runs its effect
+# sentences read, and the environment's account (the lesson links to it).
+SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md"]
+HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README and pyproject.toml
+# Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
+# and all), the report's ablations (a variant of the new-transition priority) and the GPU path (learn,
+# importance weights and priorities in tensors) by a line that says they are not part of it.
+WITHHELD = {
+    "continuous_control/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
+    "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
+                                     'def use_gpu(agent, capture: bool = True) -> None:\n'
+                                     '    raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n',
+}
+# The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
+LAB_PACKAGES = {"torch", "numpy", "mujoco", "numba", "llvmlite", "pillow", "matplotlib", "tqdm", "ipywidgets", "ipykernel",
+                "nbconvert", "pandas", "python-dateutil", "tzdata", "scipy", "typing_extensions"}
 
 # Each blank's hint (the idea and its section, not the code) and hidden tests (what only grading runs,
 # appended to its graded check `check-` + id): data, kept in blanks.toml, a table per blank id.
@@ -116,28 +129,46 @@ def solutions(lesson) -> dict:
 
 
 def write_support(folder: str, notebook) -> None:
-    """Into `folder`: the files the lesson runs with, and `continuous_control/agent.py` exported from
-    `notebook` (the edition's agent holds its blanks, not their solutions)."""
+    """Into `folder`: the files the lesson runs with, `continuous_control/agent.py` exported from `notebook`
+    (the edition's agent holds its blanks, not their solutions), and the edition as the grader's trusted copy."""
     from continuous_control import export
-    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "python.path", "resume", "resume.old*")
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "python.path", "resume", "resume.old*", "*.egg-info")
     for name in SUPPORT:
         source, target = os.path.join(ROOT, name), os.path.join(folder, name)
         if os.path.isdir(source):
-            shutil.copytree(source, target, ignore=ignore, dirs_exist_ok=True)
+            shutil.copytree(source, target, ignore=ignore)
         else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copy2(source, target)
-    for name in WITHHELD:
-        os.remove(os.path.join(folder, name))
+    for name, text in WITHHELD.items():
+        Path(folder, name).write_text(text, encoding="utf-8")
     exported = os.path.join(folder, "continuous_control", "agent.py")
     nbformat.write(notebook, exported + ".ipynb")
     Path(exported).write_text(export.module_source(exported + ".ipynb"), encoding="utf-8")
     os.remove(exported + ".ipynb")
-    Path(folder, "continuous_control", "ablations.py").write_text(
-        '"""The report\'s ablations are not part of the hand-out."""\n', encoding="utf-8")   # code_fingerprint reads it
+    nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.ipynb"))
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy2(os.path.join(HANDOUT, name), os.path.join(folder, name))
+    pins = [line for line in Path(ROOT, "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if line.split("==")[0].strip() in LAB_PACKAGES]
+    Path(folder, "requirements.txt").write_text("\n".join(["# The lab's pinned packages (the project's pins)", *pins]) + "\n",
+                                                encoding="utf-8")
+
+
+def refuse_folder(folder: str) -> None:
+    """A hand-out goes into a new or empty folder outside the checkout: it never writes over anything."""
+    target, root = os.path.realpath(folder), os.path.realpath(ROOT)
+    if target == root or target.startswith(root + os.sep):
+        raise SystemExit(f"refusing to write into {folder}: it is inside the project's checkout ({root}); "
+                         "pick a folder outside it")
+    if os.path.exists(target) and (not os.path.isdir(target) or os.listdir(target)):
+        raise SystemExit(f"refusing to write into {folder}: it exists and is not an empty folder, and a hand-out "
+                         "never writes over anything; pick a new folder")
 
 
 def handout(folder: str) -> str:
     """What students get: the edition as `Continuous_Control.ipynb`, and the files it runs with."""
+    refuse_folder(folder)
     lesson = nbformat.read(LESSON, as_version=4)
     os.makedirs(folder, exist_ok=True)
     student = edition(lesson)
@@ -149,6 +180,7 @@ def handout(folder: str) -> str:
 def course(folder: str) -> str:
     """nbgrader's source folder of the assignment in the course directory `folder`."""
     source = os.path.join(folder, "source", ASSIGNMENT)
+    refuse_folder(source)
     os.makedirs(source, exist_ok=True)
     lesson = nbformat.read(LESSON, as_version=4)
     write_support(source, edition(lesson))
@@ -156,12 +188,36 @@ def course(folder: str) -> str:
     return source
 
 
+def grading_env(folder: str) -> str:
+    """A virtual environment in `folder` made from a fresh hand-out alone (no lesson, no hidden tests, no
+    editable install of the checkout), with the grading kernel registered in it (`grader.kernel`).
+    Returns the Jupyter data directory to put on JUPYTER_PATH."""
+    refuse_folder(folder)
+    lab = handout(os.path.join(folder, "handout"))
+    venv = os.path.join(folder, "venv")
+    python = os.path.join(venv, "bin", "python")
+    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
+    for packages in (["-r", os.path.join(lab, "requirements.txt")], ["--no-deps", lab]):
+        subprocess.run([python, "-m", "pip", "install", "--quiet", *packages], check=True)
+    shutil.rmtree(lab)                                    # installed: the copy in site-packages is what runs
+    from grader import kernel
+    data = os.path.join(venv, "share", "jupyter")
+    kernel.kernelspec(data, python)
+    return data
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--check", action="store_true", help="exit 1 if the committed edition is out of date")
     parser.add_argument("--handout", metavar="DIR", help="write the hand-out into DIR")
     parser.add_argument("--course", metavar="DIR", help="write nbgrader's source of the assignment into DIR/source/")
+    parser.add_argument("--grading-env", metavar="DIR", help="make the grading environment and kernel in DIR")
     args = parser.parse_args(argv)
+    if args.grading_env:
+        data = grading_env(args.grading_env)
+        print(f"made the grading environment in {args.grading_env}; its kernel `continuous-control-grading` is in "
+              f"{data}: export JUPYTER_PATH={data}")
+        return 0
     if args.handout:
         print(f"wrote the hand-out into {handout(args.handout)}")
         return 0

@@ -438,9 +438,16 @@ print("y = R + 2 gamma_i:", torch.allclose(y, ret + 2 * disc, atol=1e-6), " shap
 assert y.shape == ret.shape and torch.allclose(y, ret + 2 * disc, atol=1e-6)
 with torch.no_grad():
     ddpg.actor.layers[-1].bias.add_(0.5)                # the online actor now differs from its target
-constant, ddpg.critic_target = ddpg.critic_target, lambda s, a: a.sum(-1)     # a probe: Q'(s', a') = the sum of a'
-y = ddpg.td_target(ret, s_next, disc)
-ddpg.critic_target = constant
+class SumOfActions(nn.Module):                      # a probe: Q'(s', a') = the sum of a'
+    def forward(self, s, a):
+        return a.sum(-1)
+
+
+constant, ddpg.critic_target = ddpg.critic_target, SumOfActions()
+try:
+    y = ddpg.td_target(ret, s_next, disc)
+finally:
+    ddpg.critic_target = constant                   # put back, whatever td_target did
 print("a' comes from the target actor:", torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6))
 assert torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6)
 
@@ -515,6 +522,10 @@ def update_targets(self) -> None:
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-soft-update", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()        # all weights in one vector
 pairs = [(ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)]
+with torch.no_grad():
+    for online in (ddpg.actor, ddpg.critic):
+        for weight in online.parameters():
+            weight.add_(0.1 * torch.randn_like(weight))        # the networks move away from their targets, as learning moves them
 before = [(flat(target), flat(online)) for target, online in pairs]
 ddpg.update_targets()
 for (target, online), (t0, o0) in zip(pairs, before):
@@ -993,17 +1004,16 @@ def importance_weights(priorities: np.ndarray, total: float, size: int, beta: fl
 
 
 # %% [markdown]
-# Check: for stored priorities 9, 1, 1, 1, 1 (total 13), the weights equal the formula computed
-# directly, the most likely transition gets the smallest, the largest is 1, and $\beta = 0$ gives
+# Check: for stored priorities 9, 1, 1, 1, 1 (total 13), the most likely transition, 9 times as likely
+# as the others, gets $9^{-\beta}$ times their weight; the largest weight is 1; and $\beta = 0$ gives
 # uniform weights.
 
 # %% nbgrader={"grade": true, "grade_id": "check-importance-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 p = np.array([9.0, 1.0, 1.0, 1.0, 1.0])
 for beta in (0.5, 1.0):
     weights = importance_weights(p[[0, 1, 0]], 13.0, 5, beta)
-    direct = (5 * p[[0, 1, 0]] / 13) ** -beta
-    print(f"beta {beta}: weights of transitions 0, 1, 0: {np.round(weights, 4)}, direct {np.round(direct / direct.max(), 4)}")
-    assert np.allclose(weights, direct / direct.max()) and weights.max() == 1 and weights[0] < weights[1]
+    print(f"beta {beta}: weights of transitions 0, 1, 0: {np.round(weights, 4)}, expected {np.round([9 ** -beta, 1, 9 ** -beta], 4)}")
+    assert np.allclose(weights, [9 ** -beta, 1, 9 ** -beta]) and weights.max() == 1
 assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 
 # %% [markdown]
@@ -1053,11 +1063,10 @@ for alpha in (1.0, 0.5):
     buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
     idx, weights, _ = buffer.sample(100_000, beta=0.5)
     P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9 ** alpha + 4)
-    direct = (5 * P) ** -0.5 / ((5 * P) ** -0.5).max()
     found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
     print(f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
-          f"weights of 0 and 1 {np.round(found, 4)}, direct {np.round(direct[:2], 4)}")
-    assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, direct[:2], rtol=1e-5)
+          f"weights of 0 and 1 {np.round(found, 4)}, expected {np.round([(P[0] / P[1]) ** -0.5, 1], 4)}")
+    assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, [(P[0] / P[1]) ** -0.5, 1], rtol=1e-5)
 
 # %% [markdown]
 # Prioritized sampling in one picture: 16 transitions with TD errors from 0.1 to 3; each is drawn as often
@@ -1078,8 +1087,8 @@ left.plot(np.arange(16), P, "k_", ms=12, mew=2, label=r"$P(i) = p_i^\alpha / \su
 left.set(xlabel="transition i (TD error growing)", ylabel="share of draws", title=rf"Sampled as often as $P(i)$ says ($\alpha$ = {cfg.alpha})")
 left.legend(fontsize=8)
 for beta in (cfg.beta_start, 1.0):
-    w = (16 * P) ** -beta
-    right.plot(np.arange(16), w / w.max(), "o-", label=rf"$\beta$ = {beta}")
+    w = importance_weights(buffer.priorities[np.arange(16)], buffer.priorities.total(), 16, beta)
+    right.plot(np.arange(16), w, "o-", label=rf"$\beta$ = {beta}")
 right.set(xlabel="transition i", ylabel=r"weight $w_i$", title="The more often drawn, the less weight")
 right.legend(fontsize=8)
 plt.show()
@@ -1509,30 +1518,45 @@ def learn(self) -> dict:
 # priorities; the actor's step uses fresh noise from `gen`; the targets move last.
 
 # %% nbgrader={"grade": true, "grade_id": "check-learn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+import inspect
+
 agent = Agent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
 agent.norm.update(torch.randn(100, state_size) * 10 + 3)
 raw = [np.random.default_rng(k).standard_normal((4, size)).astype(np.float32) for k, size in
        enumerate((state_size, action_size, 1, state_size, 1))]
 batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
 idx, weights, td = np.array([3, 1, 4, 1]), np.array([0.5, 1.0, 0.25, 1.0], np.float32), torch.tensor([1.0, -2.0, 3.0, -4.0])
-calls, generator = [], torch.Generator().set_state(agent.gen.get_state())
-record = lambda name, result=None: lambda *args: calls.append((name, args)) or result
-agent.memory.sample, agent.memory.update_priorities = record("sample", (idx, weights, batch)), record("priorities")
-agent.update_critic, agent.update_actor = record("critic", (td, 1.5, 2.5)), record("actor", -3.5)
-agent.actor.set_noise, agent.update_targets = record("noise"), record("targets")
+calls, noise_state = [], agent.gen.get_state().clone()
+
+
+def record(name, real, result=None):
+    """A stand-in for the method `real` that notes its arguments by name, however they are passed."""
+    def stand_in(*args, **kwargs):
+        calls.append((name, inspect.signature(real).bind(*args, **kwargs).arguments))
+        return result
+    return stand_in
+
+
+agent.memory.sample = record("sample", agent.memory.sample, (idx, weights, batch))
+agent.memory.update_priorities = record("priorities", agent.memory.update_priorities)
+agent.update_critic, agent.update_actor = record("critic", agent.update_critic, (td, 1.5, 2.5)), record("actor", agent.update_actor, -3.5)
+agent.actor.set_noise, agent.update_targets = record("noise", agent.actor.set_noise), record("targets", agent.update_targets)
 out = agent.learn()
 order = [name for name, _ in calls]
 print("calls in order:", order, " returned:", out)
 args = dict(calls)
 assert sorted(order) == sorted(["sample", "critic", "priorities", "noise", "actor", "targets"]) and order[0] == "sample"
 assert order.index("critic") < min(order.index("priorities"), order.index("actor")) and order[-1] == "targets"
-assert order.index("noise") < order.index("actor") and args["sample"] == (4, agent.beta())
-s, a, ret, s_next, disc, w = args["critic"]
-assert torch.equal(s, agent.norm(torch.as_tensor(raw[0]))) and torch.equal(s_next, agent.norm(torch.as_tensor(raw[3])))
-assert torch.equal(a, torch.as_tensor(raw[1])) and torch.equal(w, torch.as_tensor(weights)) and torch.equal(disc, torch.as_tensor(batch[4]))
-assert np.array_equal(args["priorities"][0], idx) and np.array_equal(args["priorities"][1], td.numpy())
-assert torch.equal(args["noise"][0], torch.randn(agent.actor.noise_size, generator=generator))
-assert torch.equal(args["actor"][0], s) and out == {"critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5} and agent.updates == 1
+assert order.index("noise") < order.index("actor") and (args["sample"]["batch"], args["sample"]["beta"]) == (4, agent.beta())
+critic = args["critic"]
+assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0]))) and torch.equal(critic["s_next"], agent.norm(torch.as_tensor(raw[3])))
+assert torch.equal(critic["a"], torch.as_tensor(raw[1])) and torch.equal(critic["w"], torch.as_tensor(weights))
+assert torch.equal(critic["ret"], torch.as_tensor(batch[2])) and torch.equal(critic["disc"], torch.as_tensor(batch[4]))
+assert np.array_equal(args["priorities"]["idx"], idx) and np.array_equal(np.asarray(args["priorities"]["td_errors"]), td.numpy())
+eps = args["noise"]["eps"]
+assert eps.shape == (agent.actor.noise_size,) and not torch.equal(agent.gen.get_state(), noise_state)   # drawn from gen
+assert torch.equal(args["actor"]["s"], critic["s"]) and out == {"critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5}
+assert agent.updates == 1
 
 
 # %% [markdown]
