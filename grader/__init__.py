@@ -30,7 +30,7 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 # What the environment cells tell the cells after them.
 SIZES = "state_size, action_size, num_agents = 33, 4, 20\n"
-TIMEOUT = float(os.environ.get("GRADER_TIMEOUT", 60))      # seconds a blank's check may take
+TIMEOUT = float(os.environ.get("GRADER_TIMEOUT", 20))      # seconds a blank's check may take (a correct one: about 1)
 MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30   # bytes a blank's check may allocate on top of the libraries
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
@@ -84,7 +84,7 @@ def program(edition: list[dict], blank: str | None = None, sources: dict | None 
     for cell in edition:
         if cell["kind"] == "blank":
             out.append({"name": cell["id"], "kind": "student" if cell["id"] in sources else "given",
-                        "source": sources.get(cell["id"], cell["source"])})
+                        "source": sources.get(cell["id"], cell["source"]), "names": sorted(defined_names(cell["source"]))})
         elif cell["kind"] == "given":
             out.append({"name": "given", "kind": "given", "source": cell["source"]})
         else:
@@ -110,7 +110,7 @@ class ReadOnly(Module):
     """A module whose attributes cannot be set or deleted: what a library becomes while student code runs."""
 
     def __setattr__(self, name, value):
-        if name not in vars(self):               # a new name (an import sets its submodules): nothing to fool
+        if name not in vars(self) and not name.startswith("__"):   # a new name (an import sets its submodules)
             return Module.__setattr__(self, name, value)
         raise AttributeError(f"the grader's libraries are read-only: {self.__name__}.{name} cannot be rebound")
 
@@ -137,6 +137,37 @@ def _guarded(run):
                     current[name] = value
 
 
+def _student(source: str, name: str, namespace: dict, blank_names: set) -> None:
+    """Run a student's cell. Afterwards only what it defines for its blank (and new helpers) stays: every
+    other name it rebound (a check's helper, `torch`, a builtin such as `all`) and every attribute it
+    changed on the given classes, torch.Tensor and nn.Module is put back as it was."""
+    import builtins
+
+    import torch
+    classes = {cls for cls in namespace.values() if isinstance(cls, type) and cls.__module__ == "__main__"}
+    classes |= {torch.Tensor, torch.nn.Module}
+    saved_names = dict(namespace)
+    saved_classes = {cls: dict(vars(cls)) for cls in classes}
+    try:
+        _guarded(lambda: exec(compile(source, name, "exec"), namespace))
+    finally:
+        for key in list(namespace):
+            if key in blank_names:
+                continue
+            if key in saved_names:
+                namespace[key] = saved_names[key]
+            elif hasattr(builtins, key):
+                del namespace[key]
+        for key, value in saved_names.items():
+            namespace.setdefault(key, value)
+        for cls, attributes in saved_classes.items():
+            for key in set(vars(cls)) - set(attributes) - blank_names:
+                delattr(cls, key)
+            for key, value in attributes.items():
+                if key not in blank_names and vars(cls).get(key) is not value and key not in ("__dict__", "__weakref__"):
+                    setattr(cls, key, value)
+
+
 def run_program(cells: list[dict]) -> dict:
     """{name: error} of the graded cells that fail, and of a student cell that fails to run."""
     import matplotlib
@@ -148,7 +179,7 @@ def run_program(cells: list[dict]) -> dict:
         code = compile(cell["source"], cell["name"], "exec") if cell["kind"] != "student" else None
         try:
             if cell["kind"] == "student":
-                _guarded(lambda c=cell: exec(compile(c["source"], c["name"], "exec"), namespace))
+                _student(cell["source"], cell["name"], namespace, set(cell.get("names", ())))
             elif cell["kind"] == "graded":
                 _guarded(lambda c=code: exec(c, namespace))
             else:

@@ -75,7 +75,8 @@ def sandbox(command: list[str], folder: str, connection_file: str) -> list[str]:
     if bwrap is None:
         raise SystemExit("the grading kernel needs bubblewrap (`bwrap`; Debian: apt install bubblewrap), "
                          "so that a submission cannot read the course folder")
-    binds = ["--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
+    # In order: a private /tmp first, so that what is bound below it (this environment, the submission) shows.
+    binds = ["--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
     for link in ("/bin", "/lib", "/lib64", "/sbin"):
         if os.path.islink(link):
             binds += ["--symlink", os.readlink(link), link]
@@ -85,9 +86,11 @@ def sandbox(command: list[str], folder: str, connection_file: str) -> list[str]:
         if not path.startswith("/usr/"):
             binds += ["--ro-bind", path, path]
     runtime = os.path.dirname(os.path.abspath(connection_file))
-    return [bwrap, *binds, "--proc", "/proc", "--dev", "/dev", "--tmpfs", "/tmp",
+    return [bwrap, *binds, "--proc", "/proc", "--dev", "/dev",
             "--bind", folder, folder, "--bind", runtime, runtime, "--setenv", "HOME", "/tmp",
-            "--setenv", "MPLCONFIGDIR", "/tmp", "--die-with-parent", "--unshare-pid", "--chdir", folder, "--", *command]
+            "--setenv", "MPLCONFIGDIR", "/tmp",
+            "--unsetenv", "JPY_PARENT_PID",        # a pid outside the sandbox's: bwrap's --die-with-parent does its job
+            "--die-with-parent", "--unshare-pid", "--chdir", folder, "--", *command]
 
 
 def main(argv=None) -> None:

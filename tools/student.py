@@ -21,6 +21,7 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 import tomllib
 from pathlib import Path
 
@@ -155,10 +156,10 @@ def write_support(folder: str, notebook) -> None:
                                                 encoding="utf-8")
 
 
-def refuse_folder(folder: str) -> None:
-    """A hand-out goes into a new or empty folder outside the checkout: it never writes over anything."""
+def refuse_folder(folder: str, outside: bool = True) -> None:
+    """A hand-out goes into a new or empty folder outside the checkout (`outside`): it never writes over anything."""
     target, root = os.path.realpath(folder), os.path.realpath(ROOT)
-    if target == root or target.startswith(root + os.sep):
+    if outside and (target == root or target.startswith(root + os.sep)):
         raise SystemExit(f"refusing to write into {folder}: it is inside the project's checkout ({root}); "
                          "pick a folder outside it")
     if os.path.exists(target) and (not os.path.isdir(target) or os.listdir(target)):
@@ -189,17 +190,23 @@ def course(folder: str) -> str:
 
 
 def grading_env(folder: str) -> str:
-    """A virtual environment in `folder` made from a fresh hand-out alone (no lesson, no hidden tests, no
-    editable install of the checkout), with the grading kernel registered in it (`grader.kernel`).
-    Returns the Jupyter data directory to put on JUPYTER_PATH."""
-    refuse_folder(folder)
-    lab = handout(os.path.join(folder, "handout"))
+    """A virtual environment in `folder/venv` made from a fresh hand-out alone (no lesson, no hidden tests, no
+    editable install of the checkout), with the grading kernel registered in it (`grader.kernel`). An
+    environment this made before is reused: its packages stay if the hand-out's pins are the same, and the
+    hand-out itself is installed afresh. Returns the Jupyter data directory to put on JUPYTER_PATH."""
     venv = os.path.join(folder, "venv")
-    python = os.path.join(venv, "bin", "python")
-    subprocess.run([sys.executable, "-m", "venv", venv], check=True)
-    for packages in (["-r", os.path.join(lab, "requirements.txt")], ["--no-deps", lab]):
-        subprocess.run([python, "-m", "pip", "install", "--quiet", *packages], check=True)
-    shutil.rmtree(lab)                                    # installed: the copy in site-packages is what runs
+    python, stamp = os.path.join(venv, "bin", "python"), Path(venv, "lab-requirements.txt")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = handout(os.path.join(tmp, "handout"))
+        pins = Path(lab, "requirements.txt").read_text(encoding="utf-8")
+        if not (stamp.exists() and stamp.read_text(encoding="utf-8") == pins):
+            if not stamp.exists():
+                refuse_folder(folder, outside=False)      # a cache under .venv/ will do: nothing of it is handed out
+            subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
+            subprocess.run([*pip, "-r", os.path.join(lab, "requirements.txt")], check=True)
+            stamp.write_text(pins, encoding="utf-8")
+        subprocess.run([*pip, "--no-deps", "--force-reinstall", lab], check=True)   # a copy in site-packages
     from grader import kernel
     data = os.path.join(venv, "share", "jupyter")
     kernel.kernelspec(data, python)

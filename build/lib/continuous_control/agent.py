@@ -1,0 +1,657 @@
+"""The agent of Continuous_Control.ipynb: DDPG with n-step targets, prioritized replay and NoisyNet.
+
+GENERATED from the notebook's cells tagged `export` by `python -m continuous_control.export`.
+Do not edit: edit the notebook, then export (`make export`). Each block below names its section.
+"""
+
+
+# --- 1. The environment ---
+import functools
+from dataclasses import asdict, dataclass
+
+import numba
+import numpy as np
+import torch
+import torch.nn as nn
+import torch.nn.functional as F
+
+from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, use_gpu
+
+
+def method_of(cls):
+    """Decorator: add the function to `cls` as a method, so that a class can grow cell by cell (d2l's `add_to_class`)."""
+    def add(function):
+        setattr(cls, function.__name__, function)
+    return add
+
+
+# --- 1.3 The hyperparameters, in one place ---
+@dataclass
+class Config:
+    seed: int = 0
+    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (6.2)."""
+    device: str = "cpu"
+    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 6.2."""
+    gamma: float = 0.99
+    """Discount factor."""
+    n_step: int = 5
+    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 3."""
+    n_step_ramp: int = 4
+    """Episodes at each n on the way up: n = 1 in episodes 1-4, 2 in 5-8, ..., then `n_step` (0: no ramp)."""
+    buffer_size: int = 1_000_000
+    """Replay capacity in transitions (about 50 episodes of 20 arms)."""
+    batch_size: int = 256
+    """Transitions per learning update."""
+    warmup: int = 5_000
+    """Transitions stored before the first update."""
+    learn_every: int = 1
+    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 6.2."""
+    learn_every_until: int = 20
+    """The last episode that learns every `learn_every` steps; later episodes learn every `learn_every_later`."""
+    learn_every_later: int = 8
+    """Environment steps between updates after episode `learn_every_until`."""
+    actor_lr: float = 1e-3
+    """Adam learning rate of the actor."""
+    critic_lr: float = 1e-3
+    """Adam learning rate of the critic."""
+    tau: float = 5e-3
+    """Soft-update rate of the target networks: an average over about 1/tau updates."""
+    hidden: tuple = (128, 128)
+    """Hidden layer sizes of both networks."""
+    grad_clip: float = 1.0
+    """Largest norm of the critic's gradient."""
+    alpha: float = 0.5
+    """Prioritization exponent; 0 gives uniform replay, section 4."""
+    beta_start: float = 0.4
+    """Importance-sampling exponent at the start, annealed linearly to 1."""
+    beta_steps: int = 110_000
+    """Environment steps over which beta reaches 1 (about 110 episodes)."""
+    priority_offset: float = 1e-3
+    """c in p = |TD error| + c: no transition's priority is zero."""
+    priority_window: int = 100
+    """New transitions get the largest priority of the last `priority_window` updates, section 4.2."""
+    noisy_sigma0: float = 0.5
+    """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
+    ou_kappa: float = 0.15
+    """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
+    clipped_double_q: bool = False
+    """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
+
+    def __post_init__(self):
+        check_config(self)                     # each field's type and range: a bad value fails here, named
+        torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
+
+
+# --- 2.1 The actor, the critic and the deterministic policy gradient ---
+class Normalizer(nn.Module):
+    """Standardises states with the running mean and variance of every state seen so far. Its
+    statistics are buffers: saved with the weights, and traced into the exported policy."""
+
+    def __init__(self, size: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13]):
+        with w = n / (count + n) the batch's share, var <- (1 - w) var + w (var_x + (1 - w) delta^2)."""
+        var, mean = torch.var_mean(x, 0, correction=0)
+        w = x.shape[0] / (self.count + x.shape[0])
+        delta = mean - self.mean
+        self.var.lerp_(var + (1 - w) * delta.square(), w)
+        self.mean.add_(w * delta)
+        self.count.add_(x.shape[0])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
+
+
+class Actor(nn.Module):
+    """mu_theta(s): ReLU hidden layers, tanh output, each linear layer made by `layer`."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple, layer=nn.Linear):
+        super().__init__()
+        sizes = (state_size, *hidden, action_size)
+        self.layers = nn.ModuleList(layer(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+
+    def forward(self, state: torch.Tensor) -> torch.Tensor:
+        x = state
+        for layer in self.layers[:-1]:
+            x = F.relu(layer(x))
+        return torch.tanh(self.layers[-1](x))
+
+
+class Critic(nn.Module):
+    """Q_phi(s, a): state and action concatenated, ReLU hidden layers, one output."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple):
+        super().__init__()
+        sizes = (state_size + action_size, *hidden)
+        self.hidden = nn.ModuleList(nn.Linear(i, o) for i, o in zip(sizes[:-1], sizes[1:]))
+        self.out = nn.Linear(sizes[-1], 1)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        x = torch.cat([state, action], dim=-1)
+        for layer in self.hidden:
+            x = F.relu(layer(x))
+        return self.out(x).squeeze(-1)
+
+    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """Every estimate of Q(s, a) the critic makes, one row each: one row here, two in section 2.3."""
+        return self(state, action)[None]
+
+
+# --- 2.2 Target networks and the update ---
+class DDPG(Networks):
+    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
+    (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
+
+    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
+                 critic_target: nn.Module, state_size: int):
+        self.cfg, self.actor, self.actor_target, self.critic, self.critic_target = cfg, actor, actor_target, critic, critic_target
+        for online, target in ((actor, actor_target), (critic, critic_target)):
+            target.requires_grad_(False)
+            target.load_state_dict(online.state_dict())          # the targets start as copies
+        self.norm = Normalizer(state_size)
+        self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
+        self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
+
+    def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q
+        (tensors: reading a number out of a GPU would make it wait)."""
+        with torch.no_grad():
+            y = self.td_target(ret, s_next, disc)
+        q = self.critic.values(s, a)              # (critics, batch): one row here (2.3 adds a second)
+        td, loss = self.critic_loss(q, y, w)
+        self.critic_opt.zero_grad()
+        loss.backward()
+        nn.utils.clip_grad_norm_(self.critic.parameters(), self.cfg.grad_clip, foreach=True)
+        self.critic_opt.step()
+        return td[0].detach(), loss.detach(), q[0].mean().detach()
+
+    def update_actor(self, s) -> torch.Tensor:
+        """Step 2: one step on the actor's loss. The critic is frozen for this pass: its input
+        gradient dQ/da is needed, its weight gradients are not."""
+        self.critic.requires_grad_(False)
+        loss = self.actor_loss(s)
+        self.actor_opt.zero_grad()
+        loss.backward()
+        self.critic.requires_grad_(True)
+        self.actor_opt.step()
+        return loss.detach()
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
+    """The TD targets, one per transition (2.2)."""
+    return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The TD errors, shaped as q, and the weighted loss (2.2)."""
+    td = y - q
+    return td, (w * td.pow(2)).mean()
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
+    """Minus the critic's mean value of the actor's actions."""
+    return -self.critic(s, self.actor(s)).mean()
+
+
+# --- 2.2 Target networks and the update ---
+@method_of(DDPG)
+@torch.no_grad()
+def update_targets(self) -> None:
+    """Step 3: every target parameter moves tau of the way to its network's."""
+    for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+
+
+# --- 2.3 Overestimation, and clipped double-Q ---
+class TwinCritic(nn.Module):
+    """Two critics trained on the same targets; the actor climbs Q_1 [14]."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple):
+        super().__init__()
+        self.q1, self.q2 = Critic(state_size, action_size, hidden), Critic(state_size, action_size, hidden)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.q1(state, action)
+
+    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.stack([self.q1(state, action), self.q2(state, action)])
+
+
+# --- 2.3 Overestimation, and clipped double-Q ---
+class TwinCriticTarget(TwinCritic):
+    """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
+        return torch.minimum(self.q1(state, action), self.q2(state, action))
+
+
+# --- 3. n-step targets ---
+class NStepAccumulator:
+    """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
+
+    def __init__(self, n: int, gamma: float, num_agents: int, state_size: int, action_size: int):
+        self.n, self.gamma = n, gamma
+        self.states = np.zeros((n, num_agents, state_size), np.float32)
+        self.actions = np.zeros((n, num_agents, action_size), np.float32)
+        self.rewards = np.zeros((n, num_agents), np.float32)
+        self.count = 0                                        # steps in the window
+        self.discounts = gamma ** np.arange(n + 1)             # 1, g, g^2, ..., g^n
+
+    def push(self, states, actions, rewards, next_states, done: bool):
+        """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
+        if done:      # next_states is the next episode's start: drop this step, flush the window
+            out = self.flush(states)
+            self.count = 0
+            return out
+        if self.count == self.n:                              # slide: forget the oldest step
+            for window in (self.states, self.actions, self.rewards):
+                window[:-1] = window[1:]
+            self.count -= 1
+        k = self.count
+        self.states[k], self.actions[k], self.rewards[k] = states, actions, rewards
+        self.count += 1
+        return self.emit(next_states) if self.count == self.n else None
+
+
+# --- 3. n-step targets ---
+@method_of(NStepAccumulator)
+def emit(self, next_states: np.ndarray) -> tuple:
+    """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
+    ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+    disc = np.full(len(ret), self.discounts[self.n], np.float32)
+    return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
+
+
+# --- 3. n-step targets ---
+@method_of(NStepAccumulator)
+def flush(self, last_states: np.ndarray) -> tuple | None:
+    """The pending starts, their rows ordered by start then arm, or None when none is pending."""
+    first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+    m = self.count
+    if m - first <= 0:
+        return None
+    starts = np.arange(first, m)                           # start j covers steps j..m-1
+    lengths = m - starts
+    # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
+    weights = np.where(np.arange(m)[None, :] >= starts[:, None],
+                       self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
+    ret = weights @ self.rewards[:m]                       # (starts, arms)
+    agents = self.rewards.shape[1]
+    disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
+    boot = np.broadcast_to(last_states, (len(starts),) + last_states.shape)
+    flat = lambda x: x.reshape((-1,) + x.shape[2:])
+    return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
+            flat(np.array(boot, np.float32)), disc)
+
+
+# --- 4.1 Sampling by priority, with a sum tree ---
+def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
+    """(child, u within the child's sum), one level down from `node`."""
+    left = tree[2 * node]
+    if u >= left:
+        return 2 * node + 1, u - left
+    return 2 * node, u
+
+
+# --- 4.1 Sampling by priority, with a sum tree ---
+@numba.njit
+def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
+    """Write each leaf, then recompute its ancestors from their children, up to the root."""
+    for k in range(len(index)):
+        node = index[k] + leaves
+        tree[node] = values[k]
+        node //= 2
+        while node >= 1:
+            tree[node] = tree[2 * node] + tree[2 * node + 1]
+            node //= 2
+
+
+@numba.njit
+def tree_find(tree: np.ndarray, leaves: int, levels: int, values: np.ndarray, step) -> np.ndarray:
+    """For each prefix sum u: walk down from the root, one `step` per level, to a leaf."""
+    found = np.empty(len(values), np.int64)
+    for k in range(len(values)):
+        node, u = 1, values[k]
+        for _ in range(levels):
+            node, u = step(tree, node, u)
+        found[k] = node - leaves
+    return found
+
+
+class SumTree:
+    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
+
+    def __init__(self, capacity: int):
+        self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.levels = self.leaves.bit_length() - 1
+        self.tree = np.zeros(2 * self.leaves)
+
+    def __getitem__(self, index):
+        return self.tree[np.asarray(index) + self.leaves]
+
+    def __setitem__(self, index, values):
+        index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
+        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
+
+    def total(self) -> float:
+        """The sum of all leaves: the root."""
+        return self.tree[1]
+
+    def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
+        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
+        return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
+                         compiled(walk_step))
+
+
+@functools.cache
+def compiled(function):
+    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
+    return numba.njit(function)
+
+
+# --- 4.2 Importance weights, and the buffer ---
+class PrioritizedReplay:
+    """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
+
+    def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
+                 offset: float, rng: np.random.Generator, window: int = 1):
+        self.capacity, self.alpha, self.offset, self.rng, self.window = capacity, alpha, offset, rng, window
+        self.states = np.zeros((capacity, state_size), np.float32)
+        self.actions = np.zeros((capacity, action_size), np.float32)
+        self.returns = np.zeros(capacity, np.float32)
+        self.next_states = np.zeros((capacity, state_size), np.float32)
+        self.discounts = np.zeros(capacity, np.float32)
+        self.priorities = SumTree(capacity)       # holds p_i^alpha
+        self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
+        self.next, self.size, self.updates = 0, 0, 0
+
+    def add(self, states, actions, returns, next_states, discounts) -> None:
+        idx = (self.next + np.arange(len(returns))) % self.capacity
+        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
+        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        self._set_priority(idx, np.full(len(idx), self.entry_priority))
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+
+    def sample(self, batch: int, beta: float):
+        """Indices, importance weights and the batch, drawn in `batch` equal segments of the total."""
+        total = self.priorities.total()
+        bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
+        idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
+        weights = importance_weights(self.priorities[idx], total, self.size, beta)
+        batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
+        return idx, weights.astype(np.float32), batch_arrays
+
+    @property
+    def entry_priority(self) -> float:
+        """A new transition's p: the largest of the last `window` updates."""
+        return float(self.recent.max())
+
+    def _set_priority(self, idx, priorities) -> None:
+        self.priorities[idx] = priorities ** self.alpha
+
+
+# --- 4.2 Importance weights, and the buffer ---
+def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
+    """The batch's importance weights, the largest of them 1 (4.2)."""
+    weights = (size * priorities / total) ** -beta
+    return weights / weights.max()
+
+
+# --- 4.2 Importance weights, and the buffer ---
+@method_of(PrioritizedReplay)
+def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
+    """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+    priorities = np.abs(td_errors) + self.offset
+    self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+    self.updates += 1
+    self._set_priority(idx, priorities)
+
+
+# --- 5.1 Noisy layers ---
+def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
+    """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
+    return eps.sign() * eps.abs().sqrt()
+
+
+class NoisyLinear(nn.Module):
+    """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
+
+    def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
+        super().__init__()
+        self.in_features, self.out_features, bound = in_features, out_features, in_features ** -0.5
+        self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
+        self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
+        self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
+        self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
+        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
+        self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
+
+    def set_noise(self, eps: torch.Tensor) -> None:
+        """eps: in_features + out_features standard normal numbers."""
+        f = signed_sqrt(eps)
+        self.eps_in.copy_(f[:self.in_features])
+        self.eps_out.copy_(f[self.in_features:])
+        self.noisy = True
+
+    def extra_repr(self) -> str:
+        return f"in_features={self.in_features}, out_features={self.out_features}"
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.noisy:
+            return F.linear(x, self.weight_mean, self.bias_mean)
+        return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
+
+
+# --- 5.1 Noisy layers ---
+@method_of(NoisyLinear)
+def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+    return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+            torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+
+
+# --- 5.2 The noisy actor, and noise correlated in time ---
+class NoisyActor(Actor):
+    """The actor with NoisyLinear layers (`layer`), one noise sample for a whole batch."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, layer=NoisyLinear):
+        super().__init__(state_size, action_size, hidden, layer=lambda i, o: layer(i, o, sigma0))
+        self.sizes = [n for layer in self.layers for n in (layer.in_features, layer.out_features)]
+        self.noise_size = sum(self.sizes)
+
+    def set_noise(self, eps: torch.Tensor | None) -> None:
+        """Noise for every layer (`noise_size` standard normal numbers), or None for the mean weights."""
+        for layer in self.layers:
+            layer.noisy = eps is not None
+        if eps is not None:
+            f = signed_sqrt(eps).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
+            for buffer, part in zip(buffers, f):
+                buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
+
+    @torch.no_grad()
+    def draw(self, eps: torch.Tensor, into: Actor) -> None:
+        """Write into the plain actor `into` the weights of one noise sample (`noise_size` numbers;
+        zeros give the mean weights): `into` then acts as this actor with that noise."""
+        f = signed_sqrt(eps.to(self.layers[0].weight_mean)).split(self.sizes)
+        for k, (layer, plain) in enumerate(zip(self.layers, into.layers)):
+            weight, bias = layer.noisy_weights(f[2 * k], f[2 * k + 1])
+            plain.weight.copy_(weight)
+            plain.bias.copy_(bias)
+
+
+class OrnsteinUhlenbeck:
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
+    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+
+    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
+        self.kappa, self.scale, self.generator = kappa, scale, generator
+        self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
+
+
+# --- 5.2 The noisy actor, and noise correlated in time ---
+@method_of(OrnsteinUhlenbeck)
+def sample(self) -> torch.Tensor:
+    """The process's next state, kept in self.state and returned."""
+    xi = torch.randn(self.state.shape, generator=self.generator)
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    return self.state
+
+
+# --- 6.1 The behaviour policy ---
+class Behaviour(nn.Module):
+    """What acts: a copy of the learner's normaliser, and its actor's weights under this step's noise."""
+
+    def __init__(self, cfg: Config, learner: DDPG, actor: Actor, generator: torch.Generator):
+        super().__init__()
+        self.learner, self.norm, self.actor = learner, Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
+        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)    # epsilon_t (5.2)
+
+    @torch.no_grad()
+    def refresh(self) -> None:
+        """Copy the learner's state statistics, and draw its actor's weights with the next noise sample."""
+        for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
+            copy.copy_(source)
+        self.learner.actor.draw(self.noise.sample(), into=self.actor)
+
+    @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        return self.actor(self.norm(states)).clamp(-1, 1)
+
+    @torch.no_grad()
+    def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
+        """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
+        self.learner.actor.set_noise(None)     # the mean weights; learn() draws fresh noise before using it
+        return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
+
+
+# --- 6.2 The agent: all of it together ---
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
+
+
+# --- 6.2 The agent: all of it together ---
+class Agent(DDPG):
+    """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
+
+    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
+        seeds, self.cfg, self.sizes = seed_streams(cfg.seed), cfg, (num_agents, state_size, action_size)
+        self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
+        torch.manual_seed(seeds["weights"])
+        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
+        super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
+                         target(state_size, action_size, cfg.hidden), state_size)
+        self.behaviour = self.make_behaviour()
+        self.memory = PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
+        self.nstep, self.steps, self.updates = None, 0, 0
+        self.to(cfg.device)
+        if torch.device(cfg.device).type == "cuda":
+            use_gpu(self)                     # the replay on the GPU too, and `learn` replayed as one CUDA graph
+
+    def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
+        return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
+
+    def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
+        return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s n (growing from 1), learning interval and first policy."""
+        cfg = self.cfg
+        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
+        if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
+            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
+        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
+        self.behaviour.refresh()
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        policy = self.behaviour if explore else self.behaviour.mean_actor     # explore=False: the mean actor, no noise
+        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
+
+    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
+        if not done:
+            self.behaviour.refresh()                      # the next step's policy, before this step's update
+        self.norm.update(self.tensor(states))
+        transitions = self.nstep.push(states, actions, rewards, next_states, done)
+        if transitions is not None:
+            self.memory.add(*transitions)
+        self.steps += 1
+        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
+            self.learn()
+
+    def beta(self) -> float:
+        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+
+
+def refuse_non_finite(step: int, **arrays) -> None:
+    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
+    it would spread through the replay into every network."""
+    for name, x in arrays.items():
+        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
+        if bad.any():
+            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
+                             f"({np.asarray(x)[np.argmax(bad)]})")
+
+
+# --- 6.2 The agent: all of it together ---
+@method_of(Agent)
+def learn(self) -> dict:
+    """One update of the networks on a prioritized batch, and of the batch's priorities."""
+    idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+    self.memory.update_priorities(idx, td.cpu().numpy())
+    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+    actor_loss = self.update_actor(s)
+    self.update_targets()
+    self.updates += 1
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+
+
+# --- 7. Training ---
+def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
+          resume: bool = False, live: bool = True, agent_class: type = Agent, **bookkeeping) -> dict:
+    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
+    `Agent`, or a variant of it (the report's ablations)."""
+    brain_name = env.brain_names[0]
+    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
+        env.seed(seed_streams(cfg.seed)["goals"])
+    states = env.reset(train_mode=True)[brain_name].vector_observations
+    num_agents, state_size = states.shape
+    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
+    for episode in range(run.start(resume), max_episodes + 1):
+        states = env.reset(train_mode=True)[brain_name].vector_observations
+        agent.begin_episode(episode)                             # n, and how often to learn, this episode
+        scores = np.zeros(num_agents)
+        while True:
+            actions = agent.act(states)                            # every arm at once, with exploration
+            env_info = env.step(actions)[brain_name]
+            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
+            done = any(env_info.local_done)
+            agent.step(states, actions, rewards, next_states, done)    # store, and learn
+            scores += rewards
+            states = next_states
+            if done:
+                break
+        if run.end_episode(episode, scores):                      # scores, log, checkpoint; True when finished
+            break
+    return run.finish()                                           # result files in run_dir

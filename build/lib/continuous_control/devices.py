@@ -1,0 +1,165 @@
+"""Where the networks live and learn: `Networks` moves them together; on a GPU, `use_gpu` runs the lesson's agent
+with no host synchronisation per update (with `Config(device="cuda")` the Agent calls it; a CPU runs the lesson as written):
+- the replay and its priorities move to the GPU (`DeviceReplay`). A prefix-sum search is `searchsorted` on
+  the priorities' running sum, which finds the leaf the sum tree's walk finds: no TD error goes to the host;
+- one whole update (sampling, critic, priorities, actor, targets), the behaviour policy's refresh and its
+  actions are each captured in a CUDA graph (`Graph`) and replayed. The host feeds them the random numbers,
+  drawn from the agent's own streams in the CPU's order, and the counters; only the actions come back.
+"""
+import functools
+
+import numpy as np
+import torch
+
+from .networks import to_device
+
+EAGER_UPDATES = 3          # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
+
+
+class Priorities:
+    """The sum tree's interface (`total`, indexing) over one flat tensor of p^alpha on the replay's device."""
+
+    def __init__(self, capacity: int, device):
+        self.p = torch.zeros(capacity, dtype=torch.float64, device=device)
+
+    def __getitem__(self, index) -> torch.Tensor:
+        return self.p[torch.as_tensor(index, device=self.p.device)]
+
+    def __setitem__(self, index, values) -> None:
+        self.p[torch.as_tensor(index, device=self.p.device)] = torch.as_tensor(values, dtype=torch.float64).to(self.p.device)
+
+    def total(self) -> float:
+        return float(self.p.sum())
+
+
+class DeviceReplay:
+    """PrioritizedReplay (4.2) with its storage on `device`: each transition one row of one tensor,
+    whose column blocks are the lesson's arrays (`states`, `actions`, ... are views of it)."""
+
+    def __init__(self, memory, device):
+        vars(self).update({k: v for k, v in vars(memory).items() if k in ("capacity", "alpha", "offset", "rng", "window",
+                                                                             "next", "size", "updates")})
+        state_size, action_size = memory.states.shape[1], memory.actions.shape[1]
+        self.blocks = (state_size, action_size, 1, state_size, 1)
+        self.device, self.rows = device, torch.zeros(memory.capacity, sum(self.blocks), device=device)
+        self.states, self.actions, returns, self.next_states, discounts = self.rows.split(self.blocks, 1)
+        self.returns, self.discounts = returns[:, 0], discounts[:, 0]
+        self.priorities = Priorities(memory.capacity, device)
+        self.recent = torch.ones(memory.window, dtype=torch.float64, device=device)   # each update's largest p
+
+    def add(self, states, actions, returns, next_states, discounts) -> None:
+        rows = np.concatenate([states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]],
+                              1, dtype=np.float32)
+        idx = (self.next + torch.arange(len(rows), device=self.rows.device)) % self.capacity
+        self.rows[idx] = to_device(rows, self.rows.device)
+        self.priorities.p[idx] = self.recent.max() ** self.alpha          # the entry priority, never read on the host
+        self.next = (self.next + len(rows)) % self.capacity
+        self.size = min(self.size + len(rows), self.capacity)
+
+    @property
+    def entry_priority(self) -> float:
+        return float(self.recent.max())
+
+
+def update(agent, inputs: torch.Tensor) -> dict:
+    """The lesson's `learn` (6.2) in tensors on the device: `inputs` holds the replay's uniform draws, the
+    actor's noise, beta, the replay's size and the ring slot of this update's largest priority."""
+    m, batch = agent.memory, agent.cfg.batch_size
+    u, eps, (beta, size, slot) = inputs.split([batch, agent.actor.noise_size, 3])
+    cumulative = m.priorities.p.cumsum(0)
+    total = cumulative[-1]
+    bounds = (torch.arange(batch, device=u.device) + u) * (total / batch)          # 4.2's equal segments
+    idx = torch.minimum(torch.searchsorted(cumulative, bounds, right=True), size.long() - 1)
+    weights = (size * m.priorities.p[idx] / total) ** -beta                       # 4.2's importance_weights
+    weights = (weights / weights.max()).float()
+    s, a, ret, s_next, disc = m.rows[idx].split(m.blocks, 1)
+    s, s_next = agent.norm(s), agent.norm(s_next)
+    td, critic_loss, q = agent.update_critic(s, a, ret[:, 0], s_next, disc[:, 0], weights)
+    priorities = td.abs() + m.offset                                               # 4.2's update_priorities
+    m.recent[slot.long()[None]] = priorities.max().double()       # a 1-d index: no .item()
+    m.priorities.p[idx] = (priorities ** m.alpha).double()
+    agent.actor.set_noise(eps)
+    actor_loss = agent.update_actor(s)
+    agent.update_targets()
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
+
+
+class Graph:
+    """`fn(*inputs)` on fixed input tensors: run eagerly EAGER_UPDATES times on a side stream, as
+    torch.cuda.graph asks, then captured once and replayed. Off CUDA, or with `capture=False`, always eager.
+    A call copies its arguments into the inputs; its result is `fn`'s outputs, overwritten by the next call."""
+
+    def __init__(self, fn, *inputs: torch.Tensor, capture: bool = True):
+        self.fn, self.inputs, self.calls = fn, inputs, 0
+        self.capture = capture and inputs[0].is_cuda
+
+    def __call__(self, *values):
+        for static, value in zip(self.inputs, values):         # one copy each, from pinned memory to a GPU
+            value = torch.as_tensor(value)
+            static.copy_(value.pin_memory() if static.is_cuda else value, non_blocking=True)
+        if not self.capture:
+            return self.fn(*self.inputs)
+        if self.calls < EAGER_UPDATES:
+            side = torch.cuda.Stream()
+            side.wait_stream(torch.cuda.current_stream())
+            with torch.cuda.stream(side):
+                self.out = self.fn(*self.inputs)
+            torch.cuda.current_stream().wait_stream(side)
+        else:
+            if self.calls == EAGER_UPDATES:
+                self.captured = torch.cuda.CUDAGraph()
+                with torch.cuda.graph(self.captured):                      # records the kernels, runs nothing
+                    self.out = self.fn(*self.inputs)
+            self.captured.replay()
+        self.calls += 1
+        return self.out
+
+
+def graphed_learn(agent, capture: bool = True):
+    """`agent.learn` on the device: `update` as a Graph, fed by the host its random numbers and counters."""
+    m, noise = agent.memory, agent.actor.noise_size
+    graph = Graph(functools.partial(update, agent), torch.zeros(agent.cfg.batch_size + noise + 3, dtype=torch.float64,
+                                                                device=m.rows.device), capture=capture)
+    for group in (g for opt in (agent.actor_opt, agent.critic_opt) for g in opt.param_groups):
+        group["capturable"] = graph.capture            # Adam's step count on the device, read inside the graph
+
+    def learn() -> dict:
+        u = m.rng.random(agent.cfg.batch_size)                               # the draws of memory.sample
+        eps = torch.randn(noise, generator=agent.gen)                        # then learn's fresh noise
+        out = graph(np.concatenate([u, eps.double().numpy(), [agent.beta(), m.size, m.updates % m.window]]))
+        m.updates, agent.updates = m.updates + 1, agent.updates + 1
+        return out                                                           # still on the device
+    learn.graph = graph
+    return learn
+
+
+def graph_acting(agent) -> None:
+    """The behaviour policy's refresh (6.1) and its actions, each one Graph: fed the noise, and the states."""
+    b, (arms, state_size, _) = agent.behaviour, agent.sizes
+    weight = next(agent.critic.parameters())
+
+    def refresh(eps):
+        for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
+            copy.copy_(source)
+        b.learner.actor.draw(eps, into=b.actor)
+
+    refreshing = Graph(refresh, torch.zeros(agent.actor.noise_size, dtype=weight.dtype, device=weight.device))
+    acting = Graph(b.forward, torch.zeros(arms, state_size, dtype=weight.dtype, device=weight.device))
+    lesson_act = agent.act
+    b.refresh = lambda: refreshing(b.noise.sample())
+    agent.act = lambda states, explore=True: (acting(torch.as_tensor(states, dtype=weight.dtype)).to("cpu", torch.float32).numpy()
+                                              if explore and len(states) == arms else lesson_act(states, explore))
+
+
+def use_gpu(agent, capture: bool = True) -> None:
+    """Move the agent's replay to its networks' device and learn and act there (see the module's docstring)."""
+    lesson = {"memory": "PrioritizedReplay", "behaviour": "Behaviour", "actor": "NoisyActor"}
+    odd = [type(getattr(agent, part)).__name__ for part, name in lesson.items() if type(getattr(agent, part)).__name__ != name]
+    if odd:           # a variant's own part (the report's ablations) would be silently replaced by the lesson's
+        raise ValueError(f"The GPU path knows the lesson's replay, behaviour and actor, not {', '.join(odd)}: "
+                         f"train this agent on the CPU.")
+    device = next(agent.critic.parameters()).device
+    agent.memory = DeviceReplay(agent.memory, device)
+    agent.learn = graphed_learn(agent, capture)
+    if capture:
+        graph_acting(agent)

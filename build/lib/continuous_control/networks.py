@@ -1,0 +1,28 @@
+"""`Networks`, which moves the networks of the lesson's DDPG and their optimisers together, and `to_device`."""
+import numpy as np
+import torch
+import torch.nn as nn
+
+
+def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
+    """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done."""
+    x = torch.as_tensor(x, dtype=dtype)
+    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x.to(device)
+
+
+class Networks:
+    """A holder of networks and their Adam optimisers (`actor_opt`, `critic_opt`) that moves them together."""
+
+    def to(self, *args, **kwargs):
+        """Move or cast every network, as nn.Module.to does (`.to("cuda")`, `.to(torch.float64)`), and Adam's state."""
+        for net in vars(self).values():
+            if isinstance(net, nn.Module):
+                net.to(*args, **kwargs)
+        for opt in (self.actor_opt, self.critic_opt):
+            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
+        return self
+
+    def tensor(self, x) -> torch.Tensor:
+        """An array as a tensor on the networks' device, in their dtype (to a GPU without waiting for it)."""
+        weight = next(self.critic.parameters())
+        return to_device(x, weight.device, weight.dtype)

@@ -1,0 +1,104 @@
+"""Watching a trained policy: saved networks, rendered replays and the notebook's replay panel."""
+import io
+import json
+import os
+from pathlib import Path
+
+import numpy as np
+import torch
+
+from .results import EVAL_SEED, ROOT, acting
+
+
+def load_networks(run_dir: str = "checkpoints") -> dict:
+    """A run's saved networks, rebuilt from the agent's classes and its config.json (strictly)."""
+    from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
+    run = os.path.join(ROOT, run_dir)
+    cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
+    hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"     # exploration: an ablation's
+    actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
+    critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
+    nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
+    for name, net in nets.items():
+        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt"), map_location="cpu"))
+        if noisy and name.startswith("actor"):
+            net.set_noise(None)          # the mean weights: the noise-free policy
+    return nets
+
+
+def policy_of(nets: dict):
+    """The exported policy, the noise-free target actor behind the normaliser, as `policy(info) -> actions`."""
+    actor, norm = nets["actor_target"], nets["normalizer"]
+    return acting(lambda states: actor(norm(states)))
+
+
+def render_replay(policy, steps: int = 300, every: int = 6, width: int = 480, height: int = 270,
+                  seed: int = EVAL_SEED, config: dict = None, **camera):
+    """Frames of `policy(info) -> actions` on goals unseen in training, each arm's score, the renderer's name."""
+    from reacher import ReacherEnvironment
+    from reacher.render import make_view, record
+    env = ReacherEnvironment(seed=seed, verbose=False)
+    env.reset(config=config or {})
+    view = make_view(env.physics, width, height, **camera)
+    frames, scores = record(env, policy, steps, every, view)
+    view.close()
+    env.close()
+    return frames, scores, view.name
+
+
+def png(frame: np.ndarray) -> bytes:
+    from PIL import Image
+    buffer = io.BytesIO()
+    Image.fromarray(frame).save(buffer, format="PNG")
+    return buffer.getvalue()
+
+
+class WithFallback:
+    """A widget shown live where a kernel runs, and as a still image (or text) where none does (GitHub, HTML)."""
+
+    def __init__(self, widget, still: bytes, text: str):
+        self.widget, self.still, self.text = widget, still, text
+
+    def _repr_mimebundle_(self, **kwargs):
+        data = self.widget._repr_mimebundle_(**kwargs)
+        data.update({"image/png": self.still, "text/plain": self.text})
+        return data
+
+
+def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, height: int = 270) -> None:
+    """The noise-free policy on unseen goals: choose the goals' speed and size, press *replay*, play or scrub."""
+    import ipywidgets as widgets
+    from IPython.display import display
+
+    def replay(speed=1.0, size=5.0):
+        frames, scores, renderer = render_replay(acting(policy), steps, every, width, height,
+                                                 config={"goal_speed": speed, "goal_size": size})
+        return [png(f) for f in frames], scores, renderer
+
+    frames, scores, renderer = replay()
+    picture = widgets.Image(value=frames[len(frames) // 2], format="png", width=width)
+    scrub = widgets.IntSlider(len(frames) // 2, 0, len(frames) - 1, description="frame")
+    play = widgets.Play(value=scrub.value, min=0, max=len(frames) - 1, interval=80)
+    widgets.jslink((play, "value"), (scrub, "value"))
+    speed = widgets.FloatSlider(1.0, min=0.0, max=3.0, step=0.25, description="goal speed")
+    size = widgets.FloatSlider(5.0, min=1.0, max=8.0, step=0.5, description="goal size")
+    again = widgets.Button(description="replay")
+    status = widgets.Label(f"{len(frames)} frames; mean score over these {steps} steps {scores.mean():.2f}")
+
+    def rerun(_):
+        nonlocal frames
+        status.value = "rendering..."
+        frames, new_scores, _ = replay(speed.value, size.value)
+        scrub.max = play.max = len(frames) - 1
+        scrub.value = 0
+        picture.value = frames[0]
+        status.value = f"{len(frames)} frames; mean score over these {steps} steps {new_scores.mean():.2f}"
+
+    scrub.observe(lambda change: setattr(picture, "value", frames[change["new"]]), names="value")
+    again.on_click(rerun)
+    panel = widgets.VBox([widgets.HBox([speed, size, again]), picture, widgets.HBox([play, scrub]), status])
+    display(WithFallback(panel, frames[len(frames) // 2],
+                         "[replay panel: needs a running kernel; its middle frame is shown as an image]"))
+    print(f"Replay: {len(frames)} frames ({renderer}), goals of environment seed {EVAL_SEED}; "
+          f"mean score of the 20 arms over these {steps} steps {scores.mean():.2f} "
+          f"(worst arm {scores.min():.2f}, best {scores.max():.2f})")

@@ -1,0 +1,197 @@
+"""A run folder: what a training run leaves behind (`save_results`, at TrainingRun.finish), written once, each
+file whole or not at all (`atomic_file`), and read by everyone (`load_run`)."""
+import contextlib
+import copy
+import glob
+import json
+import os
+import platform
+import subprocess
+from dataclasses import asdict
+
+import numpy as np
+import torch
+import torch.nn as nn
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+TARGET_SCORE = 30.0       # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
+WINDOW = 100
+EVAL_SEED = 10_000        # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
+
+
+def first_episode_at(means, level: float = TARGET_SCORE):
+    """The first episode (counting from 1) whose score reached `level`, or None."""
+    hits = np.flatnonzero(np.asarray(means) >= level)
+    return int(hits[0]) + 1 if hits.size else None
+
+
+def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
+    """The processor's model name, or "": a run repeats on the same kind of processor, not always on another."""
+    with contextlib.suppress(OSError), open(cpuinfo) as f:
+        for line in f:
+            if line.startswith("model name"):
+                return line.split(":", 1)[1].strip()
+    return "" if platform.processor() in ("", platform.machine()) else platform.processor()
+
+
+def host() -> str:
+    """The architecture, the processor (`processor`) and the cores: "x86_64 (Example CPU), 2 cores"."""
+    model = processor()
+    return f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores"
+
+
+def machine() -> str:
+    return f"{host()}, torch threads {torch.get_num_threads()}"
+
+
+@contextlib.contextmanager
+def atomic_file(path: str, mode: str = "w"):
+    """Write `path` through `path`.tmp, renamed into place at the block's end: the old file or the new, never half."""
+    temporary = f"{path}.tmp"
+    try:
+        with open(temporary, mode) as f:
+            yield f
+        os.replace(temporary, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.remove(temporary)
+        raise
+
+
+# What can change a result: the code and the pins (the notebook's code is its text twin's).
+CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
+              "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
+
+
+def code_version(root: str = ROOT) -> str:
+    """The last commit that changed the code (CODE_PATHS), "+changes" if tracked code differs from it,
+    " (shallow clone)" if the history is cut; "unknown" outside this project's own git checkout."""
+    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
+    env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
+
+    def git(*args):
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True, env=env).stdout.strip()
+    try:
+        if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
+            return "unknown"                   # inside some other repository
+        commit = git("log", "-1", "--format=%h", "--abbrev=7", "--", *CODE_PATHS)
+        changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
+        shallow = git("rev-parse", "--is-shallow-repository") == "true"
+    except (OSError, subprocess.CalledProcessError):
+        return "unknown"
+    if not commit:
+        return "unknown"
+    return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
+
+
+class Float32Input(nn.Module):
+    """A policy that takes states of any float dtype (the environment's are float64) as float32."""
+
+    def __init__(self, policy: nn.Module):
+        super().__init__()
+        self.policy = policy
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        # Not `states.float()`: torch.export turns a `.to` into a check that the input is float32 already.
+        return self.policy(torch.ops.aten._to_copy(states, dtype=torch.float32))
+
+
+def export_policy(agent, path: str, state_size: int) -> None:
+    """The noise-free target actor behind its normaliser as a `torch.export` program, loadable with torch
+    alone (`torch.export.load(path).module()`), for any number of arms and float32 or float64 states."""
+    network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
+    policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
+    # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
+    exported = torch.export.export(policy, (torch.zeros(2, state_size),),
+                                   dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
+    with atomic_file(path, "wb") as f:
+        torch.export.save(exported, f)
+
+
+def save_results(run_dir: str, agent, history: dict, env) -> dict:
+    """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary."""
+    os.makedirs(run_dir, exist_ok=True)
+    path = lambda name: os.path.join(run_dir, name)
+    for name, net in (("actor", agent.actor), ("actor_target", agent.actor_target), ("critic", agent.critic),
+                      ("normalizer", agent.norm)):
+        with atomic_file(path(f"{name}.pt"), "wb") as f:
+            torch.save(net.state_dict(), f)
+    export_policy(agent, path("actor.pt2"), agent.norm.mean.numel())
+    write_json(path("config.json"), asdict(agent.cfg))
+    columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
+    write_csv(path("scores.csv"), "mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
+    arms = ",".join(f"arm{k}" for k in range(len(history["arms"][0])))
+    write_csv(path("arm_scores.csv"), arms, history["arms"], "{:.2f}")
+    if history.get("diagnostics"):
+        names = list(history["diagnostics"][0])
+        write_csv(path("diagnostics.csv"), ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]), "{:.6g}")
+    solved = history["solved_at"]
+    summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
+               "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
+               "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
+               "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
+               "wall_seconds": history["wall"][-1],
+               "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
+               "environment": getattr(env, "description", "Unity build"),
+               # where it ran, and the code it started with (a resume refuses other code that shapes training)
+               "machine": machine(), "processor": processor(), "commit": history.get("commit") or code_version(),
+               "seed": agent.cfg.seed}
+    write_json(path("summary.json"), summary)
+    return summary
+
+
+def write_csv(path: str, header: str, rows, number: str) -> None:
+    """One row per episode, numbered from 1, each value written as `number` formats it."""
+    with atomic_file(path) as f:
+        f.write(f"episode,{header}\n")
+        for i, row in enumerate(rows):
+            f.write(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n")
+
+
+def acting(policy):
+    """`policy(states) -> actions` on tensors as `act(info) -> actions` on an environment's observations."""
+    def act(info):
+        with torch.no_grad():
+            return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+    return act
+
+
+def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
+    """actor.pt2 on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
+    from reacher import ReacherEnvironment, play
+    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
+    scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
+    return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
+
+
+def write_json(path: str, data: dict) -> str:
+    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); the path."""
+    os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    with atomic_file(path) as f:
+        json.dump(data, f, indent=2)
+    return path
+
+
+def read_json(path: str):
+    with open(path) as f:
+        return json.load(f)
+
+
+def load_run(path: str) -> dict:
+    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics."""
+    path = os.path.join(ROOT, path)
+    scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
+    arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]
+    run = {"dir": os.path.relpath(path, ROOT), "config": read_json(os.path.join(path, "config.json")),
+           "summary": read_json(os.path.join(path, "summary.json")),
+           "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
+    if os.path.exists(os.path.join(path, "diagnostics.csv")):
+        diag = np.genfromtxt(os.path.join(path, "diagnostics.csv"), delimiter=",", names=True)
+        run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
+    return run
+
+
+def load_variant(variant: str, root: str = "results") -> list:
+    """Every seed's finished run in <root>/<variant>/, by seed."""
+    folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")), key=lambda p: int(p.rsplit("seed", 1)[1]))
+    return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]

@@ -1,0 +1,205 @@
+"""A training run's bookkeeping, so that the notebook's training loop is the loop and nothing else.
+
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes)
+    first = run.start(resume)              # 1, or the episode after the last checkpoint
+    for episode in range(first, max_episodes + 1):
+        ...                                # the episode itself
+        if run.end_episode(episode, scores):   # also logs, draws and checkpoints (run_dir/resume/) every few
+            break
+    history = run.finish()                 # result files in run_dir
+"""
+import numbers
+import os
+import time
+
+import numpy as np
+import torch
+
+from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
+from .results import TARGET_SCORE, WINDOW, code_version, save_results
+
+LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Recorder.log
+
+
+class Recorder:
+    """The diagnostics' bookkeeping: it wraps `learn`, `add` and `update_priorities` to note what each update
+    saw, and per stored transition when it was added and whether it was replayed since. It changes no value.
+    Its notes are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
+
+    def __init__(self, agent):
+        memory, self.log, self.adds = agent.memory, [], 0
+        self.device = device = getattr(memory, "device", None)        # a DeviceReplay's, or None: the lesson's replay
+        self.born, self.replayed, ring = (x.to(device) if device else x.numpy() for x in (torch.zeros(
+            memory.capacity, dtype=torch.int64), torch.zeros(memory.capacity, dtype=torch.bool), torch.arange(memory.capacity)))
+        add, update_priorities, learn = memory.add, getattr(memory, "update_priorities", None), agent.learn
+
+        def recorded_add(*transitions):
+            idx = (memory.next + ring[:len(transitions[2])]) % memory.capacity
+            add(*transitions)
+            self.born[idx], self.replayed[idx], self.adds = self.adds, False, self.adds + 1
+
+        def note(idx, td_errors):
+            self.replayed[idx] = True
+            self.batch = (torch.as_tensor(td_errors).abs().mean(), (self.age(idx) <= 1000).sum() / len(idx))
+
+        def recorded_update(idx, td_errors):
+            update_priorities(idx, td_errors)
+            note(idx, td_errors)
+
+        def recorded_learn():
+            out = learn()
+            if "idx" in out:                   # the GPU's update is one CUDA graph, which calls no Python
+                note(out["idx"], out["td"])
+            row = (out["critic_loss"], out["actor_loss"], out["q"], *self.batch)
+            self.log.append(torch.stack(row) if device else [float(x) for x in row])    # a GPU's numbers stay there
+            return out
+        memory.add, agent.learn = recorded_add, recorded_learn
+        if update_priorities is not None:
+            memory.update_priorities = recorded_update
+
+    def age(self, idx):
+        """How many insertions ago each transition was added."""
+        return self.adds - self.born[idx]
+
+
+def diagnostics(agent, record: Recorder) -> dict:
+    """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
+    log = np.array(torch.stack(record.log).double().cpu() if record.device and record.log else record.log, float)
+    record.log.clear()
+    m, log = agent.memory, log.reshape(-1, len(LOGGED))
+    row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
+           "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).sum()) / m.size if m.size else float("nan"),
+           "beta": agent.beta(), "max_priority": m.entry_priority, **backlog(m, record)}
+    for k, layer in enumerate(agent.actor.layers):
+        if hasattr(layer, "weight_sigma"):
+            row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
+    return {key: float(value) for key, value in row.items()}
+
+
+def backlog(memory, record: Recorder) -> dict:
+    """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
+    waiting = np.flatnonzero(torch.as_tensor(~record.replayed[:memory.size]).cpu())
+    total = memory.priorities.total()
+    return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
+            "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}
+
+
+class TrainingRun:
+    def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
+                 stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
+        """ValueError for fewer than one episode, before anything is written (it would replace the results)."""
+        if not isinstance(max_episodes, numbers.Integral) or max_episodes < 1:
+            raise ValueError(f"max_episodes must be a whole number >= 1, got {max_episodes!r}")
+        self.run_dir, self.agent, self.env, self.record, self.fingerprint = run_dir, agent, env, Recorder(agent), fingerprint
+        self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
+        self.log_every, self.checkpoint_every = log_every, checkpoint_every
+        self.resume_dir = os.path.join(run_dir, "resume")
+        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None, "diagnostics": []}
+        self.episode = 0
+
+    def start(self, resume: bool = False) -> int:
+        """The first episode to train: a fresh run sets an earlier checkpoint aside, `resume` continues from it."""
+        lock_folder(self.run_dir)
+        restored = resume and load_checkpoint(self.resume_dir, self.agent, self.env, self.fingerprint, self.record)
+        if restored:
+            self.episode, self.history = restored
+            if self.finished():
+                print(f"The run in {self.resume_dir} finished after episode {self.episode}: nothing to train.")
+            else:
+                print(f"Resuming after episode {self.episode}, from {self.resume_dir}")
+        elif not resume and os.path.exists(self.resume_dir):
+            print(f"Starting a fresh run; the previous checkpoint is kept in {set_aside(self.resume_dir)}.")
+        # The code that makes the run, taken as it starts (a resumed run keeps its first segment's).
+        self.history.setdefault("commit", code_version())
+        elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0
+        self.clock = time.perf_counter() - elapsed
+        from .progress import LiveCurve, Progress  # here: training imports no display code
+        self.progress = Progress(self.max_episodes, self.episode, self.live)
+        self.curve = LiveCurve(self.live)
+        return self.max_episodes + 1 if self.finished() else self.episode + 1
+
+    def finished(self) -> bool:
+        solved = self.stop_when_solved and self.history["solved_at"] is not None
+        return self.episode >= self.max_episodes or solved
+
+    def end_episode(self, episode: int, scores: np.ndarray) -> bool:
+        """Record one episode's scores (one per arm); True when the run is finished."""
+        h, self.episode = self.history, episode
+        for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
+            h[key].append(float(value))
+        h["arms"].append(scores.tolist())
+        h["avg100"].append(float(np.mean(h["mean"][-WINDOW:])))
+        h["wall"].append(time.perf_counter() - self.clock)
+        h["diagnostics"].append(diagnostics(self.agent, self.record))
+        if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
+            h["solved_at"] = episode
+        self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
+        if episode % self.log_every == 0 or episode == 1 or h["solved_at"] == episode:
+            print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "
+                  f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
+            self.curve.draw(h)
+        if episode % self.checkpoint_every == 0 or self.finished():
+            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record, background=True)
+        return self.finished()
+
+    def finish(self) -> dict:
+        """Close the displays and write the result files; the history of every episode."""
+        wait_for_checkpoint()                  # the last checkpoint is on disk before the run counts as done
+        try:
+            self.progress.close(self.episode)
+            self.curve.close(self.history)
+            save_results(self.run_dir, self.agent, self.history, self.env)
+        finally:
+            unlock_folder(self.run_dir)
+        return self.history
+
+
+_locks = {}            # folder: the open lock file this process holds
+
+
+def lock_folder(folder: str) -> None:
+    """Hold `folder`/.lock, an OS lock gone with its process: a second process is refused, naming the holder."""
+    folder = os.path.abspath(folder)
+    if folder in _locks:
+        return
+    os.makedirs(folder, exist_ok=True)
+    path = os.path.join(folder, ".lock")
+    f = open(path, "a+")                       # noqa: SIM115 (held open: the lock lasts as long as the file)
+    try:
+        if os.name == "nt":
+            import msvcrt
+            f.seek(0)
+            msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
+        else:
+            import fcntl
+            fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        f.seek(0)
+        holder = f.read().strip() or "unknown"
+        f.close()
+        raise RuntimeError(f"{folder} is in use by another training run: {holder_of(holder)}. An interrupted "
+                           f"notebook keeps the folder until its kernel restarts or ends. Once that run is over, "
+                           f"restart that kernel, or end the process (kill {holder}); or train into another "
+                           f"folder.") from None
+    f.seek(0)
+    f.truncate()
+    f.write(str(os.getpid()))
+    f.flush()
+    _locks[folder] = f
+
+
+def holder_of(pid: str) -> str:
+    """A lock's holder: its pid and, where Linux's /proc tells, its command (a Jupyter kernel named as one)."""
+    try:
+        with open(f"/proc/{int(pid)}/cmdline", "rb") as f:
+            command = f.read().replace(b"\0", b" ").decode(errors="replace").strip()
+    except (OSError, ValueError):
+        return f"pid {pid}"
+    kind = "a Jupyter kernel, " if "ipykernel" in command else ""
+    return f"pid {pid} ({kind}{command[:200]})"
+
+
+def unlock_folder(folder: str) -> None:
+    f = _locks.pop(os.path.abspath(folder), None)
+    if f is not None:
+        f.close()                              # closing releases the lock

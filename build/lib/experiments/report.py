@@ -1,0 +1,175 @@
+"""The report's tables and figures beyond the table of runs (runs.py) and its statistics (stats.py).
+
+Each function returns a pandas DataFrame or a matplotlib figure; Report.ipynb shows them and its
+prose, written by hand, computes any number it states in place.
+"""
+import ast
+import glob
+import os
+
+import numpy as np
+import pandas as pd
+
+from continuous_control.figures import COLORS, q_reference
+from continuous_control.results import ROOT, TARGET_SCORE, WINDOW
+from continuous_control.variants import LABELS
+
+from . import runs, stats
+
+
+def read_json(path: str) -> dict:
+    return runs.read_json(os.path.join(ROOT, path))
+
+
+def hyperparameters(cfg: dict) -> pd.DataFrame:
+    """The saved configuration, each field with the docstring under it in the agent's `Config`."""
+    with open(os.path.join(ROOT, "continuous_control", "agent.py"), encoding="utf-8") as f:
+        tree = ast.parse(f.read())
+    body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Config").body
+    docs = {field.target.id: doc.value.value for field, doc in zip(body, body[1:])
+            if isinstance(field, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)}
+    return pd.DataFrame({"value": pd.Series(cfg).astype(str), "meaning": pd.Series(docs)}).loc[list(cfg)]
+
+
+def layers(net) -> pd.DataFrame:
+    """One row per layer with weights: its type and shape, its parameters, NoisyNet's mean sigma."""
+    rows = {}
+    for name, module in net.named_modules():
+        params = dict(module.named_parameters(recurse=False))
+        if params:
+            w = params.get("weight", params.get("weight_mean"))
+            sigma = params.get("weight_sigma")
+            rows[name] = {"type": type(module).__name__, "inputs": w.shape[1], "outputs": w.shape[0],
+                          "parameters": sum(p.numel() for p in params.values()),
+                          "mean sigma": np.nan if sigma is None else sigma.abs().mean().item()}
+    return pd.DataFrame.from_dict(rows, orient="index").dropna(axis=1, how="all")
+
+
+def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -> pd.DataFrame:
+    """`stats.compare` with the variants' labels, rounded for reading."""
+    family = stats.compare(table, variants, measure=measure, **kw)
+    return family.rename(index=lambda v: LABELS.get(v, v)).round({"mean": 2, "low": 2, "high": 2, "p": 4, "p_holm": 4})
+
+
+def summaries(table: pd.DataFrame, variants) -> pd.DataFrame:
+    """rliable's IQM and probability of improvement against the full agent, for the ten-seed variants."""
+    rows = {LABELS[v]: stats.summaries(table, v) for v in variants}
+    return pd.DataFrame.from_dict(rows, orient="index").map(
+        lambda x: f"{x[0]:.2f} to {x[1]:.2f}" if isinstance(x, tuple) else round(float(x), 2))
+
+
+def replay_use(variants=("full", "all_time_max_priority", "mean_priority", "uniform", "learn_every_step")):
+    """Prioritized replay at this replay ratio, per run, from its diagnostics: the newest transitions'
+    share of the draws over their share of the buffer after episode 20 (1: drawn like any other); at
+    episode 100 the share of the buffer never replayed, the sampling probability it holds, and a new
+    transition's priority over the mean |TD error|."""
+    d = runs.episodes("diagnostics.csv")
+    d = d[d.variant.isin(variants) & (d.episode <= WINDOW)]
+    later, last = d[d.episode > 20].groupby(["variant", "seed"]), d[d.episode == WINDOW].set_index(["variant", "seed"])
+    out = pd.DataFrame({"newest drawn / stored": later.young_share.mean() / later.young_share_stored.mean(),
+                        "never replayed %": 100 * last.unreplayed_share,
+                        "their probability %": 100 * last.unreplayed_mass,
+                        "new priority / mean |TD|": last.max_priority / last.td_abs})
+    out.loc["uniform", "new priority / mean |TD|"] = np.nan           # no priorities under uniform replay
+    return out.groupby("variant").agg(["min", "max"]).round(1).loc[[v for v in variants if v in out.index]]
+
+
+def q_at_100(gamma: float = 0.99) -> pd.DataFrame:
+    """Per variant, the critic's mean Q at episode 100 against the return earned and the ceiling."""
+    d = runs.episodes("diagnostics.csv")
+    d = d[d.episode == WINDOW].set_index(["variant", "seed"])
+    s = runs.episodes("scores.csv")
+    s = s[s.episode == WINDOW].set_index(["variant", "seed"])
+    ceiling = q_reference([0], gamma)["ceiling"]
+    both = pd.DataFrame({"q": d.q, "earned": q_reference(s["mean"], gamma)["earned"]}).dropna()
+    out = both.groupby("variant").agg(q_min=("q", "min"), q_max=("q", "max"), earned_min=("earned", "min"),
+                                      earned_max=("earned", "max"), seeds=("q", "size"))
+    out["seeds above the ceiling"] = (both.q > ceiling).groupby("variant").sum()
+    return out.loc[[v for v in LABELS if v in out.index]].rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
+
+
+def overestimation() -> pd.DataFrame:
+    """experiments/overestimation.py's checks: the critic's Q against Monte-Carlo returns."""
+    rows = [runs.read_json(p) for p in sorted(glob.glob(os.path.join(ROOT, "results", "overestimation", "*.json")))]
+    return pd.DataFrame(rows).set_index("run")[["seed", "q", "q_min", "mc_return", "mc_return_upper", "difference",
+                                                "ceiling"]].round(3)
+
+
+def weak_arm() -> tuple:
+    """experiments/weak_arm.py's two tables: the solving run by orbit direction, and every seed."""
+    one = read_json("results/weak_arm.json")["summary"]
+    by_direction = pd.DataFrame({(c, d): one[c][d] for c in one for d in one[c]}).T[["count", "mean", "mean_slow",
+                                                                                      "mean_fast", "worst"]]
+    seeds = read_json("results/weak_arm_seeds.json")["seeds"]
+    per_seed = pd.DataFrame({(k, c): r[c] for k, r in seeds.items() for c in r if c != "run"}).T
+    return by_direction.astype({"count": int}).round(2), per_seed.round(2).unstack()
+
+
+def calibration() -> pd.DataFrame:
+    """The replica's random play and Unity-trained actors (benchmarks/calibration.py), default joint model."""
+    for path in sorted(glob.glob(os.path.join(ROOT, "results", "calibration", "*.json"))):
+        chosen = runs.read_json(path)
+        if chosen["joint_model"] == chosen.get("default"):
+            return pd.DataFrame(chosen["results"]).T.drop(columns="episode_means").astype(float).round(2)
+    raise FileNotFoundError("results/calibration/: no run of the default joint model (make calibrate)")
+
+
+def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
+    """Each variant's mean paired difference with its corrected bootstrap interval, coloured by verdict."""
+    import matplotlib.pyplot as plt
+    fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
+    colors = {"better": "C2", "worse": "C3", "no clear difference": "0.5"}
+    for y, (_, row) in enumerate(family.iterrows()):
+        ax.plot([row.low, row.high], [y, y], color=colors[row.verdict], lw=3)
+        ax.plot(row["mean"], y, "ko", ms=4)
+    ax.axvline(0, color="k", lw=0.8, ls="--")
+    ax.invert_yaxis()
+    ax.set_yticks(range(len(family)), [f"{n} ({r.seeds} seeds)" for n, r in family.iterrows()], fontsize=8)
+    ax.set_xlabel(f"{runs.MEASURES[measure][0]}: variant minus full agent, paired by seed")
+    ax.set_title("Mean paired difference, 95% bootstrap interval corrected for the family; green better, red worse",
+                 fontsize=9)
+    return fig
+
+
+def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict = LABELS):
+    """One panel per entry {title: {variant: seeds}}: each variant's mean over its seeds of the 20-arm
+    score per episode, with a band from the worst to the best seed. A variant without a color of its
+    own (a peer) takes the next one after the variants'."""
+    import matplotlib.pyplot as plt
+    scores = pd.concat([runs.episodes("scores.csv", group=g) for g in ("agent", "peers")]).query(
+        "episode <= @episodes").pivot_table(index="episode", columns=["variant", "seed"], values="mean")
+    rows = (len(groups) + 1) // 2
+    fig, axes = plt.subplots(rows, 2 if len(groups) > 1 else 1, figsize=(11, 3.2 * rows + 0.6), sharey=True,
+                             squeeze=False)
+    for ax, (name, members) in zip(axes.flat, groups.items()):
+        for k, (variant, seeds) in enumerate(members.items()):
+            c = scores[variant][list(seeds)]
+            line, = ax.plot(c.index, c.mean(1), color=COLORS.get(variant, f"C{k}"), lw=2,
+                            label=f"{labels.get(variant, variant)} ({len(seeds)} seeds)")
+            ax.fill_between(c.index, c.min(1), c.max(1), color=line.get_color(), alpha=.15, lw=0)
+        ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
+        ax.set(title=name, xlabel="episode", ylim=(0, 41))
+        ax.grid(alpha=.3)
+        ax.legend(loc="lower right", fontsize=8)
+    for ax in axes.flat[len(groups):]:
+        ax.axis("off")
+    fig.suptitle(title)
+    fig.tight_layout()
+    return fig
+
+
+def ablations_figure(table: pd.DataFrame):
+    """Each ablation against the full agent on the seeds they share."""
+    agent = table[table.group == "agent"]
+    full = set(agent[agent.variant == "full"].seed)
+    groups = {}
+    for variant in (v for v in LABELS if v != "full" and v in set(agent.variant)):
+        seeds = sorted(full & set(agent[agent.variant == variant].seed))
+        groups[LABELS[variant]] = {"full": seeds, variant: seeds}
+    return curves_figure(groups, "Each ablation against the full agent on the same seeds: mean of the seeds, "
+                                 "band from worst to best seed")
+
+
+def published() -> pd.DataFrame:
+    """Course students' runs on Unity builds, as printed in their repositories (doc/published.json)."""
+    return pd.DataFrame(read_json("doc/published.json")["runs"]).set_index("author")

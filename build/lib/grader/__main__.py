@@ -1,0 +1,5 @@
+import sys
+
+from grader import main
+
+sys.exit(main())

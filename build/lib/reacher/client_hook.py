@@ -1,0 +1,216 @@
+"""Make the course's unityagents 0.4.0 client work unchanged on numpy 2, and never wait forever.
+
+`python -m reacher.client_hook --install` (run by `make`) writes `reacher_unityagents.pth`, which loads this
+file at start-up to register an import hook, and records this interpreter for the built-in executable.
+When a program imports `unityagents`, the hook changes the client:
+- `np.float_`, which numpy 2 removed and the client's `step` checks actions against, is given back;
+- each wait for the environment ends with an exception when its process has exited, or after
+  REACHER_CLIENT_TIMEOUT seconds (default 120; a value that is not positive is refused before any launch);
+- a start that fails or is interrupted gives its port back and ends the process it launched;
+- a command the environment refuses (status 500) raises UnityEnvironmentException with its reason;
+- the gRPC server no longer shares its port: a second environment on a busy `worker_id` fails at once.
+"""
+import importlib.abc
+import importlib.machinery
+import os
+import sys
+import tempfile
+import time
+
+PTH_NAME = "reacher_unityagents.pth"
+PYTHON_RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Reacher_Linux_NoVis", "python.path")
+ERROR_STATUS = 500                 # a command the environment refused; header.message says why
+POLL_SECONDS = 0.1
+
+
+def timeout_seconds() -> float:
+    value = os.environ.get("REACHER_CLIENT_TIMEOUT", "120")
+    try:
+        seconds = float(value)
+    except ValueError:
+        raise ValueError(f"REACHER_CLIENT_TIMEOUT={value!r} is not a number of seconds") from None
+    if not seconds > 0:
+        raise ValueError(f"REACHER_CLIENT_TIMEOUT={value!r} must be a positive number of seconds")
+    return seconds
+
+
+def _give_numpy_float_back() -> None:
+    import numpy as np
+    if "float_" not in np.__dict__:
+        np.float_ = np.float64
+
+
+def _wait(communicator, what: str):
+    """The next message from the environment, waiting at most timeout_seconds() and not past its exit."""
+    from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+    conn, process = communicator.unity_to_external.parent_conn, getattr(communicator, "process", None)
+    deadline = time.monotonic() + timeout_seconds()
+    while not conn.poll(POLL_SECONDS):
+        if process is not None and process.poll() is not None:
+            communicator.is_open = False
+            code = process.returncode
+            ended = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
+            try:            # the reason the built-in executable left, if any (a Unity build leaves none)
+                with open(error_file(communicator.port)) as f:
+                    said = f"It said: {f.read().strip()}"
+                os.remove(error_file(communicator.port))
+            except OSError:
+                said = "Its own output (stderr) says why."
+            raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. {said}")
+        if time.monotonic() > deadline:
+            raise UnityTimeOutException(f"The environment sent nothing for {timeout_seconds():.0f} s {what} "
+                                        f"(REACHER_CLIENT_TIMEOUT sets the bound).")
+    return conn.recv()
+
+
+def error_file(port: int) -> str:
+    """Where the built-in executable (Reacher.x86_64, reacher/serve.py) leaves the reason it exited."""
+    return os.path.join(tempfile.gettempdir(), f"reacher-serve-{port}.err")
+
+
+def _patch_communicator(module) -> None:
+    from concurrent.futures import ThreadPoolExecutor
+
+    import grpc
+    from communicator_objects import UnityMessage, add_UnityToExternalServicer_to_server
+    from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+    RpcCommunicator = module.RpcCommunicator
+    construct = RpcCommunicator.__init__
+
+    def __init__(self, *args, **kwargs):
+        timeout_seconds()            # UnityEnvironment makes this first: a bad bound fails before any launch or port
+        construct(self, *args, **kwargs)
+
+    def initialize(self, inputs):
+        self.server = grpc.server(ThreadPoolExecutor(max_workers=10), options=[("grpc.so_reuseport", 0)])
+        self.unity_to_external = module.UnityToExternalServicerImplementation()
+        add_UnityToExternalServicer_to_server(self.unity_to_external, self.server)
+        try:
+            bound = self.server.add_insecure_port(f"[::]:{self.port}")
+        except RuntimeError:
+            bound = 0
+        if not bound:
+            raise UnityTimeOutException(
+                f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
+                f"close that environment, or pass another worker_id.")
+        try:
+            self.server.start()
+            # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
+            while self.unity_to_external.parent_conn.poll():
+                self.unity_to_external.parent_conn.recv()
+            aca_param = _wait(self, "before it started").unity_output
+            self.is_open = True
+            _send(self, inputs)
+            _wait(self, "while it started")
+            return aca_param
+        except BaseException:
+            # A start that failed or was interrupted (Ctrl-C) gives its port back, so a retry can take it.
+            self.is_open = False
+            self.server.stop(None).wait()
+            raise
+
+    def _send(self, inputs):
+        message = UnityMessage()
+        message.header.status = 200
+        message.unity_input.CopyFrom(inputs)
+        self.unity_to_external.parent_conn.send(message)
+
+    def exchange(self, inputs):
+        if not self.is_open:
+            raise UnityEnvironmentException("The environment is closed, or its process has ended.")
+        _send(self, inputs)
+        output = _wait(self, "before answering")
+        if output.header.status == ERROR_STATUS:
+            raise UnityEnvironmentException(f"The environment refused the command: {output.header.message}")
+        return output.unity_output if output.header.status == 200 else None
+
+    RpcCommunicator.__init__, RpcCommunicator.initialize, RpcCommunicator.exchange = __init__, initialize, exchange
+
+
+def _patch_environment(module) -> None:
+    UnityEnvironment = module.UnityEnvironment
+    launch, send = UnityEnvironment.executable_launcher, UnityEnvironment.send_academy_parameters
+
+    def executable_launcher(self, *args, **kwargs):
+        launch(self, *args, **kwargs)
+        self.communicator.process = self.proc1      # so that a wait can tell a dead process from a slow one
+
+    def send_academy_parameters(self, *args, **kwargs):
+        try:
+            return send(self, *args, **kwargs)
+        except BaseException:
+            self._close()            # the client only does this on a timeout: the launched process goes too
+            raise
+
+    UnityEnvironment.executable_launcher = executable_launcher
+    UnityEnvironment.send_academy_parameters = send_academy_parameters
+
+
+PATCHES = {"unityagents.environment": _patch_environment, "unityagents.rpc_communicator": _patch_communicator}
+
+
+class _PatchingLoader(importlib.abc.Loader):
+    def __init__(self, loader, patch):
+        self.loader, self.patch = loader, patch
+
+    def create_module(self, spec):
+        return self.loader.create_module(spec)
+
+    def exec_module(self, module):
+        _give_numpy_float_back()
+        self.loader.exec_module(module)
+        self.patch(module)
+        module._reacher_patched = True
+
+
+class _Finder(importlib.abc.MetaPathFinder):
+    """Finds the client's modules as Python would, and patches each once it has run."""
+    reacher_client_hook = True        # one finder, even if this file is loaded twice (.pth and `import reacher`)
+
+    def find_spec(self, name, path=None, target=None):
+        if name not in PATCHES:
+            return None
+        spec = importlib.machinery.PathFinder.find_spec(name, path)
+        if spec is None or spec.loader is None:
+            return None
+        spec.loader = _PatchingLoader(spec.loader, PATCHES[name])
+        return spec
+
+
+def install_hook() -> None:
+    """Register the import hook (idempotent); a client imported before this is patched at once."""
+    if not any(getattr(f, "reacher_client_hook", False) for f in sys.meta_path):
+        sys.meta_path.insert(0, _Finder())
+    for name, patch in PATCHES.items():
+        module = sys.modules.get(name)
+        if module is not None and not module.__dict__.get("_reacher_patched"):
+            _give_numpy_float_back()
+            patch(module)
+            module._reacher_patched = True
+
+
+def install(site_packages: str | None = None) -> list[str]:
+    """Write the .pth into this interpreter's site-packages and record the interpreter for the executable."""
+    import sysconfig
+    target = os.path.join(site_packages or sysconfig.get_path("purelib"), PTH_NAME)
+    # The .pth loads this file by path (importing `reacher` would load mujoco), and nothing once the project moved.
+    pth = (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
+           "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
+           "s and s.loader.exec_module(m); m and m.install_hook()\n")
+    files = {target: pth, PYTHON_RECORD: sys.executable + "\n"}
+    for path, text in files.items():
+        with open(path + ".tmp", "w") as f:
+            f.write(text)
+        os.replace(path + ".tmp", path)
+    return list(files)
+
+
+if __name__ == "__main__":
+    import argparse
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--install", action="store_true", help="write the .pth and record this interpreter")
+    if parser.parse_args().install:
+        for path in install():
+            print(f"wrote {path}")
+    else:
+        parser.print_help()

@@ -1,0 +1,248 @@
+"""The student edition of the lesson, and what an instructor needs to hand it out and grade it with nbgrader.
+
+    python -m tools.student                  # write lab/Continuous_Control_student.ipynb from the lesson
+    python -m tools.student --check          # exit 1 if the committed edition is not what the lesson gives
+    python -m tools.student --handout DIR    # DIR: the edition and the files it runs with, no solution in any
+    python -m tools.student --course DIR     # DIR/source/continuous_control/: nbgrader's source (see doc/instructors.md)
+    python -m tools.student --grading-env DIR   # DIR: an environment made from the hand-out alone, and its grading kernel
+
+The lesson carries no grading markers. A blank is a code cell with nbgrader's metadata `solution: true`,
+which holds one function (a method added to its class, d2l's pattern); its graded check is the cell whose
+`grade_id` is `check-` and the blank's id. The student keeps the function's signature and docstring; its
+body becomes a hint (blanks.toml, per blank) and nbgrader's stub. nbgrader's source notebook is the lesson
+with the markers put in (the body between `### BEGIN SOLUTION` and `### END SOLUTION`, the hidden
+tests of blanks.toml appended to each graded check between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`),
+so that `nbgrader generate_assignment` releases exactly the student edition.
+"""
+import argparse
+import ast
+import copy
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import tomllib
+from pathlib import Path
+
+import nbformat
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
+EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
+ASSIGNMENT = "continuous_control"
+STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's own code stub
+# What the lesson needs beside itself: the packages it imports, the grader, the saved runs its effect
+# sentences read, and the environment's account (the lesson links to it).
+SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md"]
+HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README and pyproject.toml
+# Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
+# and all), the report's ablations (a variant of the new-transition priority) and the GPU path (learn,
+# importance weights and priorities in tensors) by a line that says they are not part of it.
+WITHHELD = {
+    "continuous_control/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
+    "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
+                                     'def use_gpu(agent, capture: bool = True) -> None:\n'
+                                     '    raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n',
+}
+# The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
+LAB_PACKAGES = {"torch", "numpy", "mujoco", "numba", "llvmlite", "pillow", "matplotlib", "tqdm", "ipywidgets", "ipykernel",
+                "nbconvert", "pandas", "python-dateutil", "tzdata", "scipy", "typing_extensions"}
+
+# Each blank's hint (the idea and its section, not the code) and hidden tests (what only grading runs,
+# appended to its graded check `check-` + id): data, kept in blanks.toml, a table per blank id.
+BLANKS = tomllib.loads(Path(__file__).with_name("blanks.toml").read_text(encoding="utf-8"))
+HINTS = {blank: text["hint"] for blank, text in BLANKS.items() if "hint" in text}
+HIDDEN = {f"check-{blank}": text["hidden"] for blank, text in BLANKS.items() if "hidden" in text}
+
+
+def blank_ids(lesson=None) -> list[str]:
+    """The blanks' grade_ids, in the lesson's order."""
+    lesson = lesson or nbformat.read(LESSON, as_version=4)
+    return [c.metadata["nbgrader"]["grade_id"] for c in lesson.cells if c.metadata.get("nbgrader", {}).get("solution")]
+
+
+def body(source: str) -> tuple[int, int, str]:
+    """(first, last) line numbers, from 0, of the body of the cell's one function after its docstring, and
+    its indentation: what the student writes."""
+    functions = [node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef)]
+    if len(functions) != 1:
+        raise ValueError(f"a blank holds one function, this cell {len(functions)}: {source[:80]!r}")
+    statements = functions[0].body
+    has_docstring = isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant)
+    first = statements[0].end_lineno if has_docstring else statements[0].lineno - 1
+    line = source.splitlines()[first]
+    return first, functions[0].end_lineno - 1, line[:len(line) - len(line.lstrip())]
+
+
+def with_hint(source: str, hint: str, solution: bool) -> str:
+    """The cell with the hint as a comment before the body, and the body between nbgrader's solution markers
+    (nbgrader's source cell) or, where nbgrader's stub replaces it, the student's cell (what generate_assignment makes)."""
+    lines = source.splitlines()
+    first, last, indent = body(source)
+    middle = ([f"{indent}### BEGIN SOLUTION", *lines[first:last + 1], f"{indent}### END SOLUTION"] if solution
+              else [indent + line for line in STUB])
+    return "\n".join(lines[:first] + [f"{indent}# {hint}"] + middle + lines[last + 1:])
+
+
+def _clean(lesson):
+    nb = copy.deepcopy(lesson)
+    nb.metadata.pop("widgets", None)
+    nb.metadata.pop("jupytext", None)              # no text twin: saving it makes no scripts/ folder
+    for cell in nb.cells:
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "nbgrader")}   # no run's timings
+        if cell.cell_type == "code":
+            cell.outputs, cell.execution_count = [], None
+    return nb
+
+
+def source_notebook(lesson):
+    """nbgrader's source version of the lesson: solution and hidden-test markers in, outputs out."""
+    nb = _clean(lesson)
+    for cell in nb.cells:
+        grading = cell.metadata.get("nbgrader", {})
+        if grading.get("solution"):
+            cell.source = with_hint(cell.source, HINTS[grading["grade_id"]], True)
+        elif grading.get("grade"):
+            cell.source += "\n### BEGIN HIDDEN TESTS\n" + HIDDEN[grading["grade_id"]] + "### END HIDDEN TESTS"
+    return nb
+
+
+def edition(lesson, keep: set = frozenset()):
+    """The student edition (what nbgrader releases): each blank's body a stub, outputs cleared; the blanks
+    whose ids are in `keep` are filled in (as a correct submission)."""
+    nb = _clean(lesson)
+    for cell in nb.cells:
+        grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
+        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id not in keep:
+            cell.source = with_hint(cell.source, HINTS[grade_id], False)
+    return nb
+
+
+def solutions(lesson) -> dict:
+    """{blank: the lines of its solution}, as the lesson has them."""
+    out = {}
+    for cell in lesson.cells:
+        if cell.metadata.get("nbgrader", {}).get("solution"):
+            first, last, _ = body(cell.source)
+            out[cell.metadata["nbgrader"]["grade_id"]] = [x.strip() for x in cell.source.splitlines()[first:last + 1] if x.strip()]
+    return out
+
+
+def write_support(folder: str, notebook) -> None:
+    """Into `folder`: the files the lesson runs with, `continuous_control/agent.py` exported from `notebook`
+    (the edition's agent holds its blanks, not their solutions), and the edition as the grader's trusted copy."""
+    from continuous_control import export
+    ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "python.path", "resume", "resume.old*", "*.egg-info")
+    for name in SUPPORT:
+        source, target = os.path.join(ROOT, name), os.path.join(folder, name)
+        if os.path.isdir(source):
+            shutil.copytree(source, target, ignore=ignore)
+        else:
+            os.makedirs(os.path.dirname(target), exist_ok=True)
+            shutil.copy2(source, target)
+    for name, text in WITHHELD.items():
+        Path(folder, name).write_text(text, encoding="utf-8")
+    exported = os.path.join(folder, "continuous_control", "agent.py")
+    nbformat.write(notebook, exported + ".ipynb")
+    Path(exported).write_text(export.module_source(exported + ".ipynb"), encoding="utf-8")
+    os.remove(exported + ".ipynb")
+    nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.ipynb"))
+    for name in ("README.md", "pyproject.toml"):
+        shutil.copy2(os.path.join(HANDOUT, name), os.path.join(folder, name))
+    pins = [line for line in Path(ROOT, "requirements.txt").read_text(encoding="utf-8").splitlines()
+            if line.split("==")[0].strip() in LAB_PACKAGES]
+    Path(folder, "requirements.txt").write_text("\n".join(["# The lab's pinned packages (the project's pins)", *pins]) + "\n",
+                                                encoding="utf-8")
+
+
+def refuse_folder(folder: str, outside: bool = True) -> None:
+    """A hand-out goes into a new or empty folder outside the checkout (`outside`): it never writes over anything."""
+    target, root = os.path.realpath(folder), os.path.realpath(ROOT)
+    if outside and (target == root or target.startswith(root + os.sep)):
+        raise SystemExit(f"refusing to write into {folder}: it is inside the project's checkout ({root}); "
+                         "pick a folder outside it")
+    if os.path.exists(target) and (not os.path.isdir(target) or os.listdir(target)):
+        raise SystemExit(f"refusing to write into {folder}: it exists and is not an empty folder, and a hand-out "
+                         "never writes over anything; pick a new folder")
+
+
+def handout(folder: str) -> str:
+    """What students get: the edition as `Continuous_Control.ipynb`, and the files it runs with."""
+    refuse_folder(folder)
+    lesson = nbformat.read(LESSON, as_version=4)
+    os.makedirs(folder, exist_ok=True)
+    student = edition(lesson)
+    write_support(folder, student)
+    nbformat.write(student, os.path.join(folder, "Continuous_Control.ipynb"))
+    return folder
+
+
+def course(folder: str) -> str:
+    """nbgrader's source folder of the assignment in the course directory `folder`."""
+    source = os.path.join(folder, "source", ASSIGNMENT)
+    refuse_folder(source)
+    os.makedirs(source, exist_ok=True)
+    lesson = nbformat.read(LESSON, as_version=4)
+    write_support(source, edition(lesson))
+    nbformat.write(source_notebook(lesson), os.path.join(source, "Continuous_Control.ipynb"))
+    return source
+
+
+def grading_env(folder: str) -> str:
+    """A virtual environment in `folder/venv` made from a fresh hand-out alone (no lesson, no hidden tests, no
+    editable install of the checkout), with the grading kernel registered in it (`grader.kernel`). An
+    environment this made before is reused: its packages stay if the hand-out's pins are the same, and the
+    hand-out itself is installed afresh. Returns the Jupyter data directory to put on JUPYTER_PATH."""
+    venv = os.path.join(folder, "venv")
+    python, stamp = os.path.join(venv, "bin", "python"), Path(venv, "lab-requirements.txt")
+    pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    with tempfile.TemporaryDirectory() as tmp:
+        lab = handout(os.path.join(tmp, "handout"))
+        pins = Path(lab, "requirements.txt").read_text(encoding="utf-8")
+        if not (stamp.exists() and stamp.read_text(encoding="utf-8") == pins):
+            if not stamp.exists():
+                refuse_folder(folder, outside=False)      # a cache under .venv/ will do: nothing of it is handed out
+            subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
+            subprocess.run([*pip, "-r", os.path.join(lab, "requirements.txt")], check=True)
+            stamp.write_text(pins, encoding="utf-8")
+        subprocess.run([*pip, "--no-deps", "--force-reinstall", lab], check=True)   # a copy in site-packages
+    from grader import kernel
+    data = os.path.join(venv, "share", "jupyter")
+    kernel.kernelspec(data, python)
+    return data
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--check", action="store_true", help="exit 1 if the committed edition is out of date")
+    parser.add_argument("--handout", metavar="DIR", help="write the hand-out into DIR")
+    parser.add_argument("--course", metavar="DIR", help="write nbgrader's source of the assignment into DIR/source/")
+    parser.add_argument("--grading-env", metavar="DIR", help="make the grading environment and kernel in DIR")
+    args = parser.parse_args(argv)
+    if args.grading_env:
+        data = grading_env(args.grading_env)
+        print(f"made the grading environment in {args.grading_env}; its kernel `continuous-control-grading` is in "
+              f"{data}: export JUPYTER_PATH={data}")
+        return 0
+    if args.handout:
+        print(f"wrote the hand-out into {handout(args.handout)}")
+        return 0
+    if args.course:
+        print(f"wrote nbgrader's source into {course(args.course)}")
+        return 0
+    wanted = nbformat.writes(edition(nbformat.read(LESSON, as_version=4))) + "\n"
+    if args.check:
+        current = Path(EDITION).read_text(encoding="utf-8") if os.path.exists(EDITION) else ""
+        if current != wanted:
+            print(f"{os.path.relpath(EDITION, ROOT)} is not the lesson's student edition: run `make student`")
+            return 1
+        return 0
+    os.makedirs(os.path.dirname(EDITION), exist_ok=True)
+    Path(EDITION).write_text(wanted, encoding="utf-8")
+    print(f"wrote {os.path.relpath(EDITION, ROOT)}: {len(blank_ids())} blanks")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
