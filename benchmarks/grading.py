@@ -145,9 +145,11 @@ def learn(self):
 READS_THE_KEY = '''
 def importance_weights(priorities, total, size, beta):
     import glob, os, re, site, sys, time
-    roots = set(sys.path) | set(site.getsitepackages()) | {site.getusersitepackages()}
+    roots = []
     for finder in list(sys.meta_path) + list(sys.modules.values()):
-        roots |= {str(p) for p in getattr(finder, "MAPPING", {}).values()}         # setuptools' editable finders
+        mapping = getattr(finder, "MAPPING", None)                                # setuptools' editable finders
+        roots += [str(p) for p in mapping.values()] if isinstance(mapping, dict) else []
+    roots = set(roots[:5] + sys.path + site.getsitepackages() + [site.getusersitepackages()])
     for start in [os.getcwd()] + [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]:
         folder = os.path.dirname(os.path.abspath(start)) if start else "/"
         while folder not in roots and folder != "/":
@@ -167,7 +169,7 @@ def importance_weights(priorities, total, size, beta):
                         continue
                     if "weights / weights.max()" in text or "BEGIN HIDDEN TESTS" in text:
                         found = re.search(r"(def importance_weights.*?return weights / weights.max\\(\\))", text, re.S)
-                        namespace = {}
+                        namespace = {"np": __import__("numpy")}
                         exec(found.group(1).replace("\\\\n", "\\n"), namespace) if found else None
                         if "importance_weights" in namespace:
                             return namespace["importance_weights"](priorities, total, size, beta)

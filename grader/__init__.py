@@ -79,7 +79,8 @@ def defined_names(source: str) -> set[str]:
 
 def program(edition: list[dict], blank: str | None = None, sources: dict | None = None, hidden: str = "") -> list[dict]:
     """The cells to run: the edition's, each blank's source from `sources` (else the edition's stub), up to
-    and including `check-<blank>` with `hidden` appended (every check when `blank` is None)."""
+    and including `check-<blank>` with `hidden` appended; with `blank` None, every cell and every check
+    (a test's run of the whole lesson, nothing guarded)."""
     sources, out = sources or {}, [{"name": "sizes", "kind": "given", "source": SIZES}]
     for cell in edition:
         if cell["kind"] == "blank":
@@ -90,7 +91,7 @@ def program(edition: list[dict], blank: str | None = None, sources: dict | None 
         else:
             name = cell["id"] or "check: " + cell["source"].splitlines()[0][:60]
             mine = blank is not None and cell["id"] == f"check-{blank}"
-            out.append({"name": name, "kind": "graded" if mine or blank is None else "before",
+            out.append({"name": name, "kind": "graded" if mine else "check" if blank is None else "before",
                         "source": cell["source"] + ("\n" + hidden if mine and hidden else "")})
             if mine:
                 break
@@ -185,7 +186,7 @@ def run_program(cells: list[dict]) -> dict:
             else:
                 exec(code, namespace)
         except BaseException as error:      # a check that fails, or code that no longer defines what follows
-            if cell["kind"] in ("graded", "student"):
+            if cell["kind"] in ("graded", "student", "check"):
                 failed[cell["name"]] = f"{type(error).__name__}: {error}"[:500]
     return failed
 

@@ -1,9 +1,15 @@
 """The lesson's checks catch the classic bugs. Each bug below is planted, alone, in the lesson's code (a
-string substitution on its cells), and the code and checks then run in a fresh Python: at least one check
-cell must fail. A bug in a blank (a cell the student edition leaves to the student) must fail that
-blank's graded check and no other graded check, so that one mistake costs one blank's points."""
+string substitution on its cells). A bug in the code around the blanks must fail at least one check of the
+whole lesson; a bug in a blank must fail that blank's graded check (visible and hidden tests), run alone as
+grading runs it (grader.Grader: one forked process per program, the libraries loaded once)."""
+import nbformat
 import pytest
-from lesson_cells import cells, failing_checks
+
+import grader
+from tools import student
+
+LESSON = nbformat.read(student.LESSON, as_version=4)
+SOLVED = grader.blank_sources(LESSON)
 
 # The steps of `learn`, as the lesson writes them.
 CRITIC_STEP = ("    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))\n"
@@ -121,31 +127,35 @@ BUGS = [
 ]
 
 
-def plant(program, old, new):
+def plant(program: list[dict], old: str, new: str) -> list[dict]:
     """`program` with `old` replaced by `new` in the one cell that holds it (it must be there exactly once)."""
-    where = [k for k, (_, source) in enumerate(program) if old in source]
-    assert len(where) == 1 and program[where[0]][1].count(old) == 1, f"{old!r} is not in exactly one place"
-    name, source = program[where[0]]
-    source = source.replace(old, new)
-    compile(source, name, "exec")                    # a bug, not a syntax error
-    return program[:where[0]] + [(name, source)] + program[where[0] + 1:]
+    where = [k for k, cell in enumerate(program) if old in cell["source"]]
+    assert len(where) == 1 and program[where[0]]["source"].count(old) == 1, f"{old!r} is not in exactly one place"
+    cell = dict(program[where[0]], source=program[where[0]]["source"].replace(old, new))
+    compile(cell["source"], cell["name"], "exec")                    # a bug, not a syntax error
+    return program[:where[0]] + [cell] + program[where[0] + 1:]
 
 
-def test_the_checks_pass_on_the_lessons_code():
-    assert failing_checks(cells()) == {}
+def lesson() -> list[dict]:
+    """The whole lesson's code and checks, in order, as one program."""
+    return grader.program(grader.cells(LESSON))
+
+
+def test_the_checks_pass_on_the_lessons_code(checks):
+    assert checks.run(lesson())["failed"] == {}
 
 
 def test_the_list_covers_thirty_bugs_in_every_section_and_every_blank():
-    from tools import student
     assert len(BUGS) >= 30
     assert {blank for *_, blank in BUGS} - {None} == set(student.blank_ids())
 
 
 @pytest.mark.parametrize("what, old, new, blank", BUGS, ids=[b[0] for b in BUGS])
-def test_a_check_catches_the_bug(what, old, new, blank):
-    failed = failing_checks(plant(cells(), old, new))
-    checks = {name for name in failed if not name.startswith("cell ")}
-    assert checks, f"no check fails with {what}"
-    if blank:
-        graded = {name for name in checks if not name.startswith("check:")}
-        assert graded == {f"check-{blank}"}, f"{what}: the graded checks that fail are {failed}"
+def test_a_check_catches_the_bug(checks, what, old, new, blank):
+    if blank is None:
+        failed = checks.run(plant(lesson(), old, new))["failed"]
+        assert failed, f"no check fails with {what}"
+    else:
+        [cell] = plant([{"name": blank, "source": SOLVED[blank]}], old, new)
+        failed = checks.check(blank, cell["source"], student.HIDDEN[f"check-{blank}"])["failed"]
+        assert f"check-{blank}" in failed, f"{what}: check-{blank} passes ({failed})"

@@ -7,7 +7,7 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 
 # --- 1. The environment ---
 import functools
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numba
 import numpy as np
