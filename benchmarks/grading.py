@@ -336,6 +336,7 @@ def grade(names: list[str], folder: Path) -> tuple[dict, dict, Course]:
     course.nbgrader("collect", student.ASSIGNMENT)
     seconds = {name: course.autograde(name) for name in names}
     course.nbgrader("generate_feedback", student.ASSIGNMENT, "--force")
+    course.nbgrader("release_feedback", student.ASSIGNMENT)
     course.nbgrader("export", "--to", str(course.course / "grades.csv"))
     return course.points(), seconds, course
 

@@ -88,7 +88,7 @@ def sandbox(command: list[str], folder: str, connection_file: str) -> list[str]:
     runtime = os.path.dirname(os.path.abspath(connection_file))
     return [bwrap, *binds, "--proc", "/proc", "--dev", "/dev",
             "--bind", folder, folder, "--bind", runtime, runtime, "--setenv", "HOME", "/tmp",
-            "--setenv", "MPLCONFIGDIR", "/tmp",
+            "--setenv", "MPLCONFIGDIR", "/tmp", "--setenv", "TMPDIR", "/tmp",
             "--unsetenv", "JPY_PARENT_PID",        # a pid outside the sandbox's: bwrap's --die-with-parent does its job
             "--die-with-parent", "--unshare-pid", "--chdir", folder, "--", *command]
 

@@ -1,96 +1,110 @@
-"""nbgrader as an instructor runs it (doc/instructors.md), end to end and slow (a few minutes): nbgrader
-0.9 in an environment of its own, grading with the project's environment registered as a named kernel
-that runs the lesson at SMOKE size. The assignment is generated from tools/student.py's source folder;
-a correct, an empty and a buggy submission get full, zero and partial scores; the release carries no
-jupytext pairing, and grading leaves nothing in the temporary folder."""
+"""nbgrader as a course runs it (doc/instructors.md), end to end: nbgrader 0.9 in an environment of its own,
+the grading kernel in one made from the hand-out alone, sandboxed by bubblewrap. generate, release, fetch
+and submit as each student, collect, autograde, feedback and export (benchmarks/grading.py's flow), for
+every kind of submission: each blank's points are what its own code earns, whatever the other blanks do."""
 import csv
-import os
 import shutil
 import subprocess
-import sys
 import urllib.request
-from pathlib import Path
 
 import nbformat
 import pytest
+from test_student import solutions_in
 
+from benchmarks import grading
 from tools import student
 
-NBGRADER = "nbgrader>=0.9,<0.10"
-KERNEL = "continuous-control"
-CONFIG = f"""c = get_config()
-c.CourseDirectory.course_id = "drlnd"
-c.ExecutePreprocessor.kernel_name = "{KERNEL}"
-c.Execute.timeout = 600
-"""
-# The buggy submission: two blanks wrong, so two checks fail.
-BUGS = {"clipped-double-q": ("torch.minimum(", "torch.maximum("), "ddpg-actor-loss": ("return -self.critic", "return self.critic")}
+BLANKS = student.blank_ids()
+SOLVED = grading.blank_sources(nbformat.read(student.LESSON, as_version=4))
+KINDS = grading.submissions(SOLVED)
 
 
-def run(command, **kwargs):
-    done = subprocess.run(command, capture_output=True, text=True, **kwargs)
-    assert done.returncode == 0, f"{command}:\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
-    return done
+def combined(*names: str) -> dict:
+    """One submission that makes the changes of each of the kinds `names` to the correct one."""
+    out = dict(SOLVED)
+    for name in names:
+        sources = KINDS[name][1]
+        out.update({blank: source for blank, source in sources.items() if source != SOLVED[blank]})
+        out = {blank: source for blank, source in out.items() if blank in sources}      # a blank left as handed out
+    return out
+
+
+# One submission of each kind (benchmarks/grading.py grades each kind alone), and the blanks that earn no
+# point; every other blank earns its one point.
+SUBMISSIONS = {
+    "correct": (KINDS["correct"][1], set()),
+    "empty": (KINDS["empty"][1], set(BLANKS)),
+    "buggy": (KINDS["buggy: tau, n-step"][1], {"ddpg-soft-update", "n-step-return"}),
+    "cheats": (combined("cheat: reads the key", "cheat: patches"), {"importance-weights", "ddpg-soft-update"}),
+    "alternatives": ({**SOLVED, **grading.ALTERNATIVES}, set()),
+    "one blank left": (KINDS["one blank left"][1], {"ou-step"}),
+    "loops": (combined("loop: compiled walk", "loop: training path"), {"sum-tree-walk", "n-step-return"}),
+}
+LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
+
+
+def environments():
+    """nbgrader's environment and the grading kernel's (both cached under .venv/cache/), or a skip that says
+    why they cannot be made: no bubblewrap, or no package index."""
+    if shutil.which("bwrap") is None:
+        pytest.skip("the grading kernel needs bubblewrap (`apt install bubblewrap`); .ci/run installs it")
+    try:
+        return grading.nbgrader_env(), student.grading_env(str(grading.CACHE / "grading"))
+    except (RuntimeError, subprocess.CalledProcessError) as error:
+        try:
+            urllib.request.urlopen("https://pypi.org/simple/nbgrader/", timeout=15)
+        except OSError as offline:
+            pytest.skip(f"the package index is unreachable ({offline}), so nbgrader cannot be installed")
+        raise error
 
 
 @pytest.fixture(scope="module")
-def nbgrader(tmp_path_factory):
-    """The nbgrader command of a fresh virtual environment (pip's wheel cache makes it quick)."""
-    venv = tmp_path_factory.mktemp("nbgrader-env")
-    run([sys.executable, "-m", "venv", str(venv)])
-    pip = [str(venv / "bin" / "pip"), "install", "--quiet", "--retries", "1", "--timeout", "20", NBGRADER]
-    done = subprocess.run(pip, capture_output=True, text=True)
-    if done.returncode != 0:
-        try:
-            urllib.request.urlopen("https://pypi.org/simple/nbgrader/", timeout=15)
-        except OSError as error:
-            pytest.skip(f"PyPI is unreachable: {error}")
-        pytest.fail(f"pip install {NBGRADER} failed:\n{done.stderr[-3000:]}")
-    return str(venv / "bin" / "nbgrader")
+def graded(tmp_path_factory):
+    bin_, jupyter_path = environments()
+    folder = tmp_path_factory.mktemp("course")
+    course = grading.Course(folder, bin_, jupyter_path)
+    course.env["GRADER_TIMEOUT"] = "5"             # a loop costs its blank's point after 5 s instead of 20
+    course.release()
+    for name, (sources, _) in SUBMISSIONS.items():
+        course.submit(name, sources)
+    course.nbgrader("collect", student.ASSIGNMENT)
+    course.nbgrader("autograde", student.ASSIGNMENT, "--create", "--force")
+    course.nbgrader("generate_feedback", student.ASSIGNMENT, "--force")
+    course.nbgrader("release_feedback", student.ASSIGNMENT)
+    course.nbgrader("export", "--to", str(folder / "grades.csv"))
+    return course
 
 
-def submission(course, name, notebook):
-    """A student's submitted folder: the release as handed out, with their notebook."""
-    folder = course / "submitted" / name / student.ASSIGNMENT
-    shutil.copytree(course / "release" / student.ASSIGNMENT, folder)
-    nbformat.write(notebook, folder / "Continuous_Control.ipynb")
+def test_the_submissions_are_what_they_say():
+    assert combined("cheat: reads the key", "cheat: patches")["importance-weights"] == grading.READS_THE_KEY
+    assert combined("cheat: reads the key", "cheat: patches")["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
+    assert "ou-step" not in SUBMISSIONS["one blank left"][0] and set(grading.ALTERNATIVES) == set(BLANKS)
 
 
-def test_nbgrader_generates_the_edition_and_scores_correct_empty_and_buggy_submissions(nbgrader, tmp_path):
-    course, kernels, tmp = tmp_path / "course", tmp_path / "kernels", tmp_path / "tmp"
-    tmp.mkdir()
-    run([sys.executable, "-m", "ipykernel", "install", "--prefix", str(kernels), "--name", KERNEL, "--env", "SMOKE", "1",
-         "--env", "TORCHINDUCTOR_CACHE_DIR", str(tmp_path / "torch-cache")])       # torch.export's cache, out of /tmp
-    env = {**os.environ, "JUPYTER_PATH": str(kernels / "share" / "jupyter"), "TMPDIR": str(tmp),
-           "PATH": os.path.dirname(nbgrader) + os.pathsep + os.environ["PATH"]}      # as if activated: it runs `alembic`
-    env.pop("SMOKE", None)
-    student.course(str(course))
-    (course / "nbgrader_config.py").write_text(CONFIG)
-    run([nbgrader, "generate_assignment", student.ASSIGNMENT, "--force"], cwd=course, env=env)
+def test_each_blank_earns_its_point_by_its_own_code_alone(graded):
+    points = graded.points()
+    assert {name: {b for b, p in points[name].items() if p != 1} for name in LOST} == LOST
+    assert all(set(points[name]) == set(BLANKS) for name in LOST)
 
-    release = nbformat.read(course / "release" / student.ASSIGNMENT / "Continuous_Control.ipynb", as_version=4)
-    assert "jupytext" not in release.metadata
-    edition = nbformat.read(student.EDITION, as_version=4)
-    assert [c.source for c in release.cells] == [c.source for c in edition.cells], "the release is not lab/'s edition"
 
-    lesson = nbformat.read(student.LESSON, as_version=4)
-    solved = {c.metadata["nbgrader"]["grade_id"]: c.source for c in lesson.cells if c.metadata.get("nbgrader", {}).get("solution")}
-    correct, buggy = nbformat.from_dict(release), nbformat.from_dict(release)
-    for good, bad in zip(correct.cells, buggy.cells):
-        blank = good.metadata.get("nbgrader", {}).get("grade_id")
-        if blank in solved:
-            good.source = bad.source = solved[blank]
-            if blank in BUGS:
-                bad.source = bad.source.replace(*BUGS[blank])
-    for name, notebook in (("correct", correct), ("empty", release), ("buggy", buggy)):
-        submission(course, name, notebook)
-    run([nbgrader, "autograde", student.ASSIGNMENT, "--create", "--force"], cwd=course, env=env)
-    run([nbgrader, "export", "--to", "grades.csv"], cwd=course, env=env)
+def test_every_submission_is_graded_exported_and_gets_feedback(graded):
+    with open(graded.folder / "grades.csv") as grades:
+        scores = {row["student_id"]: float(row["score"]) for row in csv.DictReader(grades)}
+    assert scores == {graded.ids[name]: len(BLANKS) - len(lost) for name, lost in LOST.items()}
+    for name, sid in graded.ids.items():
+        assert (graded.course / "autograded" / sid / student.ASSIGNMENT / "Continuous_Control.ipynb").exists(), name
+        assert list((graded.course / "feedback" / sid / student.ASSIGNMENT).glob("*.html")), name
 
-    with open(course / "grades.csv") as grades:
-        scores = {row["student_id"]: (float(row["score"]), float(row["max_score"])) for row in csv.DictReader(grades)}
-    total = sum(c.metadata["nbgrader"]["points"] for c in lesson.cells if c.metadata.get("nbgrader", {}).get("grade"))
-    print("nbgrader's scores:", scores)
-    assert scores == {"correct": (total, total), "empty": (0, total), "buggy": (total - len(BUGS), total)}
-    assert not list(tmp.iterdir()), f"grading left {list(tmp.iterdir())} in the temporary folder"
-    assert not list(Path(course, "autograded", "correct", student.ASSIGNMENT).glob("scripts"))
+
+def test_the_release_is_the_edition_and_holds_no_solution(graded):
+    release = graded.course / "release" / student.ASSIGNMENT
+    notebook = nbformat.read(release / "Continuous_Control.ipynb", as_version=4)
+    assert "jupytext" not in notebook.metadata
+    assert [c.source for c in notebook.cells] == [c.source for c in nbformat.read(student.EDITION, as_version=4).cells]
+    assert solutions_in(release) == []
+
+
+def test_grading_runs_no_student_code_outside_the_checks_and_leaves_no_temporary_files(graded):
+    assert not list((graded.folder / "tmp").iterdir())
+    autograded = graded.course / "autograded" / graded.ids["correct"] / student.ASSIGNMENT
+    assert not list(autograded.glob("checkpoints")) and not list(autograded.glob("scripts"))

@@ -16,7 +16,10 @@ from tools import student
 
 LESSON = nbformat.read(student.LESSON, as_version=4)
 BLANKS = student.blank_ids(LESSON)
-GRADED = {c.metadata["nbgrader"]["grade_id"]: c for c in LESSON.cells if c.metadata.get("nbgrader", {}).get("grade")}
+GRADED = {c.metadata["nbgrader"]["grade_id"]: c for c in LESSON.cells
+          if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")}
+BY_HAND = {c.metadata["nbgrader"]["grade_id"]: c for c in LESSON.cells
+           if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("points")}
 
 
 def test_the_committed_edition_is_the_lessons():
@@ -32,6 +35,19 @@ def test_at_least_ten_blanks_each_with_a_hint_and_a_graded_check_of_its_own():
         assert order.index(blank) < order.index(f"check-{blank}")
         assert re.match(r"\d(\.\d)?, ", student.HINTS[blank]), "a hint names its section"
     assert set(GRADED) == {f"check-{b}" for b in BLANKS} and set(student.HIDDEN) == set(GRADED)
+
+
+def test_the_run_and_the_report_are_graded_by_hand_with_the_rubrics_points():
+    # a task (the full run's reward plot) and a written answer; doc/instructors.md's rubric gives their points
+    assert BY_HAND["task-solved"].metadata["nbgrader"]["task"] and BY_HAND["report"].metadata["nbgrader"]["solution"]
+    rubric = Path(student.ROOT, "doc", "instructors.md").read_text(encoding="utf-8")
+    for grade_id, cell in BY_HAND.items():
+        rows = re.findall(rf"^\| `{grade_id}` \|.*\| (\d+) \|$", rubric, re.M)
+        assert [int(r) for r in rows] == [cell.metadata["nbgrader"]["points"]], grade_id
+    assert all(c.metadata["nbgrader"]["points"] == 1 for c in GRADED.values())      # one automatic point a blank
+    edition = student.edition(LESSON)
+    answers = [c.source for c in edition.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "report"]
+    assert answers == [student.ANSWER]
 
 
 def test_the_lesson_shows_no_grading_markers_and_the_source_version_has_them_all():

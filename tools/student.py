@@ -32,6 +32,7 @@ LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
 ASSIGNMENT = "continuous_control"
 STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's own code stub
+ANSWER = "YOUR ANSWER HERE"                                          # and its stub of a written answer
 # What the lesson needs beside itself: the packages it imports, the grader, the saved runs its effect
 # sentences read, and the environment's account (the lesson links to it).
 SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md"]
@@ -59,7 +60,12 @@ HIDDEN = {f"check-{blank}": text["hidden"] for blank, text in BLANKS.items() if 
 def blank_ids(lesson=None) -> list[str]:
     """The blanks' grade_ids, in the lesson's order."""
     lesson = lesson or nbformat.read(LESSON, as_version=4)
-    return [c.metadata["nbgrader"]["grade_id"] for c in lesson.cells if c.metadata.get("nbgrader", {}).get("solution")]
+    return [c.metadata["nbgrader"]["grade_id"] for c in lesson.cells if is_blank(c)]
+
+
+def is_blank(cell) -> bool:
+    """A code cell the student fills in (a markdown answer cell, graded by hand, is not a blank)."""
+    return cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("solution", False)
 
 
 def body(source: str) -> tuple[int, int, str]:
@@ -101,9 +107,9 @@ def source_notebook(lesson):
     nb = _clean(lesson)
     for cell in nb.cells:
         grading = cell.metadata.get("nbgrader", {})
-        if grading.get("solution"):
+        if is_blank(cell):
             cell.source = with_hint(cell.source, HINTS[grading["grade_id"]], True)
-        elif grading.get("grade"):
+        elif grading.get("grade") and cell.cell_type == "code":
             cell.source += "\n### BEGIN HIDDEN TESTS\n" + HIDDEN[grading["grade_id"]] + "### END HIDDEN TESTS"
     return nb
 
@@ -114,8 +120,10 @@ def edition(lesson, keep: set = frozenset()):
     nb = _clean(lesson)
     for cell in nb.cells:
         grade_id = cell.metadata.get("nbgrader", {}).get("grade_id")
-        if cell.metadata.get("nbgrader", {}).get("solution") and grade_id not in keep:
+        if is_blank(cell) and grade_id not in keep:
             cell.source = with_hint(cell.source, HINTS[grade_id], False)
+        elif cell.metadata.get("nbgrader", {}).get("solution") and grade_id not in keep:
+            cell.source = ANSWER                  # a written answer: nbgrader's own stub for markdown
     return nb
 
 
@@ -123,7 +131,7 @@ def solutions(lesson) -> dict:
     """{blank: the lines of its solution}, as the lesson has them."""
     out = {}
     for cell in lesson.cells:
-        if cell.metadata.get("nbgrader", {}).get("solution"):
+        if is_blank(cell):
             first, last, _ = body(cell.source)
             out[cell.metadata["nbgrader"]["grade_id"]] = [x.strip() for x in cell.source.splitlines()[first:last + 1] if x.strip()]
     return out

@@ -1749,6 +1749,11 @@ print(f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean
       f"worst arm over episodes 1-{min(100, summary['episodes'])}: {min(summary['arm_means_episodes_1_100']):.2f}")
 print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
 
+# %% [markdown] nbgrader={"grade": false, "grade_id": "task-solved", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": true}
+# **Your run (graded by hand).** Hand in this notebook after a full run of the training cell, without
+# `SMOKE=1`: its output shows the reward plot, the 20-arm mean score of each episode and its 100-episode
+# average, and the cell above says at which episode that average reaches +30.
+
 # %% [markdown]
 # What learning saw, episode by episode (`diagnostics.csv`): the mean $Q$ and the losses, the mean
 # $|\delta|$, NoisyNet's $\sigma$, and how replay was shared between new and old transitions. Two lines
@@ -1822,7 +1827,26 @@ replay_panel(policy)
 env.close()
 
 # %% [markdown]
-# ## 10. References
+# ## 10. Your report
+#
+# In the cell below, in your own words and in a page at most: the learning algorithm, the
+# hyperparameters you chose, the networks' architectures, and ideas for future work.
+
+# %% [markdown] nbgrader={"grade": true, "grade_id": "report", "locked": false, "points": 4, "schema_version": 3, "solution": true, "task": false}
+# **Learning algorithm.** DDPG (section 2): a deterministic actor and a critic, each with a slowly
+# following target copy; the critic learns from n-step TD targets (section 3), replayed by priority with
+# importance weights (section 4); the actor explores through its own noisy weights (section 5).
+#
+# **Hyperparameters.** The `Config` of section 1.3, each with the reason for its value.
+#
+# **Architectures.** Section 2.1: the actor and the critic are small fully connected networks on
+# normalised states; the actor's layers are noisy (section 5.1), its output squashed by tanh.
+#
+# **Future work.** A distributional critic as in D4PG, and the ablations of the report
+# (`Report.ipynb`) repeated on more seeds.
+
+# %% [markdown]
+# ## 11. References
 #
 # 1. T. P. Lillicrap et al., *Continuous control with deep reinforcement learning*, ICLR 2016, arXiv:1509.02971.
 # 2. D. Silver et al., *Deterministic policy gradient algorithms*, ICML 2014.
