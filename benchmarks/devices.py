@@ -12,6 +12,7 @@ import argparse
 import functools
 import os
 import platform
+import sys
 import tempfile
 import time
 import traceback
@@ -78,12 +79,13 @@ def main(argv=None):
     gpu = torch.cuda.get_device_name() if torch.cuda.is_available() else None
     machine = {"cpu": host(), "gpu": gpu, "python": platform.python_version(), "torch": torch.__version__}
     print(machine, flush=True)
-    runs = []
+    runs, failed = [], []
     for device in args.devices:
         try:
             run = solve(device, args.episodes, **parse_overrides(lesson.Config, args.set))
         except Exception:                      # a device that fails is reported; the others still run
             traceback.print_exc()
+            failed.append(device)
             continue
         runs.append(run)
         print(f"{device:10s} {run['wall_s']:6.1f} s ({run['env_s']:5.1f} s in the environment), "
@@ -91,7 +93,10 @@ def main(argv=None):
               f"({run['updates']} updates); mean of the last episode {run['mean'][-1]:.2f}, avg100 {run['avg100']:.2f}, "
               f"solved at {run['solved_at']}", flush=True)
         write_json(args.out, {"machine": machine, "config_changes": args.set, "runs": runs})
+    if failed:
+        print(f"failed on {', '.join(failed)}", file=sys.stderr)
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":
-    main()
+    sys.exit(main())

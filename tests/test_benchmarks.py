@@ -1,6 +1,9 @@
 """The device benchmark times the notebook's own training, the cost benchmark takes its ratios pair by pair,
 and Config changes given as text are typed."""
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -9,6 +12,8 @@ from benchmarks import devices
 from continuous_control.agent import Config, train
 from continuous_control.config import parse_overrides
 from reacher import ReacherEnvironment
+
+ROOT = Path(__file__).resolve().parent.parent
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), learn_every_until=1, learn_every_later=4)
 
@@ -58,3 +63,20 @@ def test_cost_takes_the_ratio_pair_by_pair(tmp_path, monkeypatch):
                      ["clipped_double_q=True"], []]
     assert result["ratios"]["wall"] == [1.2, 1.5, 0.9]
     assert result["ratio_median"] == {"wall": 1.2, "cpu": 1.2} and result["ratio_range"]["cpu"] == [1.0, 1.2]
+
+
+def test_the_gpu_check_runs_its_cpu_half_and_saves_its_output(tmp_path):
+    """benchmarks/device_check.sh, as the GPU machine runs it (doc/gpu.md), at one episode on the CPU."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    env.update(OUT=str(tmp_path), EPISODES="1", PYTHON=sys.executable, WHEELS=str(tmp_path / "no-wheels"),
+               CUDA_VISIBLE_DEVICES="")
+    done = subprocess.run(["bash", str(ROOT / "benchmarks" / "device_check.sh")], env=env, capture_output=True,
+                          text=True, timeout=900)
+    assert done.returncode == 0, done.stdout[-3000:] + done.stderr[-3000:]
+    saved = json.loads((tmp_path / "devices.json").read_text())
+    assert [run["device"] for run in saved["runs"]] == ["cpu"] and len(saved["runs"][0]["mean"]) == 1
+    assert " passed" in (tmp_path / "tests.log").read_text() and (tmp_path / "machine.txt").exists()
+
+
+def test_the_device_benchmark_fails_when_a_device_fails(tmp_path):
+    assert devices.main(["--devices", "cpu", "--episodes", "0", "--out", str(tmp_path / "d.json")]) == 1

@@ -2,10 +2,12 @@
 the grading kernel in one made from the hand-out alone, sandboxed by bubblewrap. generate, release, fetch
 and submit as each student, collect, autograde, feedback and export (benchmarks/grading.py's flow), for
 every kind of submission: each blank's points are what its own code earns, whatever the other blanks do."""
+import ast
 import csv
 import shutil
 import subprocess
 import urllib.request
+from pathlib import Path
 
 import nbformat
 import pytest
@@ -65,8 +67,8 @@ def graded(tmp_path_factory):
     course = grading.Course(folder, bin_, jupyter_path)
     course.env["GRADER_TIMEOUT"] = "5"             # a loop costs its blank's point after 5 s instead of 20
     course.release()
-    for name, (sources, _) in SUBMISSIONS.items():
-        course.submit(name, sources)
+    for k, (name, (sources, _)) in enumerate(SUBMISSIONS.items()):
+        course.submit(name, sources, exchange=k < 2)      # two through the exchange, the rest put in submitted/
     course.nbgrader("collect", student.ASSIGNMENT)
     course.nbgrader("autograde", student.ASSIGNMENT, "--create", "--force")
     course.nbgrader("generate_feedback", student.ASSIGNMENT, "--force")
@@ -108,3 +110,23 @@ def test_grading_runs_no_student_code_outside_the_checks_and_leaves_no_temporary
     assert not list((graded.folder / "tmp").iterdir())
     autograded = graded.course / "autograded" / graded.ids["correct"] / student.ASSIGNMENT
     assert not list(autograded.glob("checkpoints")) and not list(autograded.glob("scripts"))
+
+
+def test_the_handouts_environment_imports_everything_the_lab_imports(tmp_path):
+    """The environment made from the hand-out's requirements alone (the grading kernel's) has every package
+    the student edition imports: a student who installs it can run the lab."""
+    _, jupyter_path = environments()
+    python = Path(jupyter_path).parent.parent / "bin" / "python"
+    modules = set()
+    for cell in nbformat.read(student.EDITION, as_version=4).cells:
+        if cell.cell_type == "code":
+            for node in ast.walk(ast.parse(cell.source)):
+                if isinstance(node, ast.Import):
+                    modules |= {alias.name for alias in node.names}
+                elif isinstance(node, ast.ImportFrom) and node.level == 0:
+                    modules.add(node.module)
+    assert {"torch", "reacher", "continuous_control.agent"} <= modules
+    script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
+    done = subprocess.run([str(python), "-I", "-c", script, *sorted(modules)], capture_output=True, text=True, cwd=tmp_path,
+                          env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
+    assert done.returncode == 0, done.stderr[-2000:]

@@ -132,3 +132,12 @@ def test_the_filled_handout_runs_top_to_bottom_with_its_own_package(handout, mon
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": handout}}).execute()
     assert os.path.realpath(nb.cells[-1].outputs[0]["text"].strip()).startswith(os.path.realpath(handout))
     assert any("history = train(" in c.source and c.outputs for c in nb.cells)
+
+
+def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
+    links = []
+    for path in [*Path(handout).glob("*.md"), Path(handout, "Continuous_Control.ipynb")]:
+        text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown") \
+            if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+        links += [(path.name, target) for target in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in target]
+    assert links and [(name, t) for name, t in links if not Path(handout, t).exists()] == []
