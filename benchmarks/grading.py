@@ -146,19 +146,19 @@ def learn(self):
 READS_THE_KEY = '''
 def importance_weights(priorities, total, size, beta):
     import glob, os, re, site, sys, time
-    roots = []
+    first = []
     for finder in list(sys.meta_path) + list(sys.modules.values()):
         mapping = getattr(finder, "MAPPING", None)                                # setuptools' editable finders
-        roots += [str(p) for p in mapping.values()] if isinstance(mapping, dict) else []
-    roots = set(roots[:5] + sys.path + site.getsitepackages() + [site.getusersitepackages()])
+        first += [str(p) for p in mapping.values()] if isinstance(mapping, dict) else []
+    roots = set(sys.path + site.getsitepackages() + [site.getusersitepackages()])
     for start in [os.getcwd()] + [getattr(m, "__file__", None) or "" for m in list(sys.modules.values())]:
         folder = os.path.dirname(os.path.abspath(start)) if start else "/"
         while folder not in roots and folder != "/":
             roots.add(folder)
             folder = os.path.dirname(folder)
     roots.add("/")
-    deadline = time.time() + 10
-    for root in sorted(roots, key=len, reverse=True):
+    deadline = time.time() + 5
+    for root in list(dict.fromkeys(first)) + sorted(roots - set(first), key=len, reverse=True):
         for folder, _, files in os.walk(root):
             if time.time() > deadline:
                 break
@@ -306,6 +306,8 @@ class Course:
         else:
             home = self.course / "submitted" / sid
             shutil.copytree(self.course / "release" / student.ASSIGNMENT, home / student.ASSIGNMENT)
+            (home / student.ASSIGNMENT / "timestamp.txt").write_text(     # as `nbgrader collect` leaves it
+                time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()))
         path = home / student.ASSIGNMENT / "Continuous_Control.ipynb"
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:

@@ -10,9 +10,9 @@ so loading runs no code. With `background=True` a second thread writes it from c
 """
 import hashlib
 import io
-import itertools
 import os
 import pickle
+import shutil
 import sys
 import threading
 import zipfile
@@ -104,9 +104,12 @@ def _write_or_report(path: str, arrays: dict, episode: int) -> None:
 
 
 def set_aside(folder: str) -> str:
-    """Rename a checkpoint folder to the first free `<folder>.old-<k>`, deleting nothing; where it went, and its size."""
+    """Rename a checkpoint folder to `<folder>.old`, where the one set aside before it (a run older still) is
+    deleted, so that fresh starts keep one previous checkpoint, not one each; where it went, and its size."""
     wait_for_checkpoint()
-    old = next(f"{folder}.old-{k}" for k in itertools.count(1) if not os.path.exists(f"{folder}.old-{k}"))
+    old = f"{folder}.old"
+    if os.path.exists(old):
+        shutil.rmtree(old)
     os.rename(folder, old)
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(old) for f in files)
     return f"{old} ({size / 1e6:,.0f} MB; delete it when you no longer need it)"
@@ -116,7 +119,7 @@ def _damaged(path: str, reason) -> CheckpointError:
     folder = os.path.dirname(path)
     return CheckpointError(
         f"The checkpoint {path} cannot be resumed: {reason}. Nothing was deleted. Either start afresh "
-        f"(RESUME=0, which sets it aside as {folder}.old-<k>), or delete {folder} yourself.")
+        f"(RESUME=0, which sets it aside as {folder}.old), or delete {folder} yourself.")
 
 
 def read_checkpoint(path: str) -> tuple[dict, dict]:
@@ -156,7 +159,7 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     state, saved = read_checkpoint(path)
     refuse = lambda what: CheckpointError(
         f"The checkpoint in {folder} was made {what}. Resuming would mix two runs in one. Start afresh (RESUME=0, "
-        f"which sets it aside as {folder}.old-<k>), or resume with what made it.")
+        f"which sets it aside as {folder}.old), or resume with what made it.")
     if state["code"] != fingerprint:
         raise refuse(f"by other code: a source file that shapes training ({', '.join(SHAPING)}) changed since")
     if state.get("processor") != results.processor():

@@ -3,10 +3,13 @@ file whole or not at all (`atomic_file`), and read by everyone (`load_run`)."""
 import contextlib
 import copy
 import glob
+import io
 import json
 import os
+import pickle
 import platform
 import subprocess
+import zipfile
 from dataclasses import asdict
 
 import numpy as np
@@ -108,6 +111,30 @@ def export_policy(agent, path: str, state_size: int) -> None:
         torch.export.save(exported, f)
 
 
+def load_policy(path: str) -> nn.Module:
+    """An exported policy (`export_policy`), loaded without running code from the file. `torch.export.load`
+    unpickles, with weights_only=False, every weight or constant the archive marks `use_pickle`, its custom
+    and opaque objects, and sample inputs that a weights-only load refuses: an archive holding any of these
+    is refused, naming the file, before torch reads it."""
+    try:
+        with zipfile.ZipFile(path) as archive:
+            names = archive.namelist()
+            for name in names:
+                if name.endswith(("weights_config.json", "constants_config.json")):
+                    for key, entry in json.loads(archive.read(name))["config"].items():
+                        if entry.get("use_pickle") or not str(entry.get("path_name", "")).startswith(("weight_", "tensor_")):
+                            raise ValueError(f"{path}: {key} is stored to be unpickled, which could run code; "
+                                             "refusing to load it")
+                elif "/sample_inputs/" in name:
+                    torch.load(io.BytesIO(archive.read(name)), weights_only=True)
+    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, AttributeError) as error:
+        raise ValueError(f"{path} is not a policy exported by this project ({error})") from error
+    except (pickle.UnpicklingError, RuntimeError) as error:
+        raise ValueError(f"{path}: its sample inputs hold more than tensors, which could run code ({error}); "
+                         "refusing to load it") from error
+    return torch.export.load(path).module()
+
+
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
     """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary."""
     os.makedirs(run_dir, exist_ok=True)
@@ -159,7 +186,7 @@ def acting(policy):
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     """actor.pt2 on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
     from reacher import ReacherEnvironment, play
-    policy = torch.export.load(os.path.join(run_dir, "actor.pt2")).module()
+    policy = load_policy(os.path.join(run_dir, "actor.pt2"))
     scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 

@@ -8,6 +8,7 @@ Each run has its own process and torch thread, checkpoints to runs/<variant>/see
 leaves its small results, with a noise-free evaluation, in results/<variant>/seed<k>/ (then it is skipped).
 """
 import argparse
+import contextlib
 import json
 import os
 import shutil
@@ -94,6 +95,19 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
 
 
+def refuse_to_replace(results: str, variant: str, seed: int, episodes: int) -> None:
+    """A run never replaces a current result that holds more episodes than it would, or as many (a finished
+    run whose networks are not in runs/, as on every fresh clone): it stops, naming the folder."""
+    folder = os.path.join(results, variant, f"seed{seed}")
+    with contextlib.suppress(OSError, ValueError):
+        summary = json.loads(Path(folder, "summary.json").read_text())
+        current = (summary.get("changes"), summary.get("results_version")) == (CHANGES[variant], RESULTS_VERSION)
+        if current and summary["episodes"] >= episodes:
+            raise SystemExit(f"refusing to replace {folder}: it holds a finished {summary['episodes']}-episode run, and "
+                             f"this run of {episodes} episodes would write over it; remove the folder, or give --results "
+                             "another folder")
+
+
 def analyses(runs: str = RUNS) -> None:
     """The weak arm on every full seed's policy (results/weak_arm_seeds.json), and the twin critic of
     TWIN_CRITIC_RUN against Monte-Carlo returns (results/overestimation/), from the runs in runs/."""
@@ -154,6 +168,8 @@ def main(argv=None):
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs, results=args.results)
     plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
     todo = [run for run in plan if not finished(args.results, *run)]
+    for variant, seed, episodes, _ in todo:
+        refuse_to_replace(args.results, variant, seed, episodes)
     # With --all, the full agent's seeds run alone first (the seeds table times them), then the rest.
     alone = [run for run in todo if args.all and run[0] == "full"]
     shared = [run for run in todo if run not in alone]

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
-from continuous_control.results import EVAL_SEED, ROOT, write_json
+from continuous_control.results import EVAL_SEED, ROOT, load_policy, write_json
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
 
@@ -62,7 +62,7 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
 def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
     summary = json.loads(Path(os.path.join(ROOT, run, "summary.json")).read_text())
-    policy = torch.export.load(os.path.join(ROOT, run, "actor.pt2")).module()
+    policy = load_policy(os.path.join(ROOT, run, "actor.pt2"))
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
     scores, speeds = {name: p[0] for name, p in played.items()}, played["as_trained"][1]
@@ -78,7 +78,7 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     out = {}
     for folder in folders:
         seed = json.loads(Path(os.path.join(ROOT, folder, "summary.json")).read_text())["seed"]
-        policy = torch.export.load(os.path.join(ROOT, folder, "actor.pt2")).module()
+        policy = load_policy(os.path.join(ROOT, folder, "actor.pt2"))
         played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
         speeds = played["as_trained"][1]
         out[str(seed)] = {"run": folder, **{name: {"positive": float(p[0][speeds > 0].mean()),

@@ -9,3 +9,17 @@ def test_a_failing_run_makes_the_whole_set_fail(tmp_path):
     with pytest.raises(SystemExit) as exit_:
         runner.main(["--variant", "full", "--seeds", "-1", "--jobs", "1", "--results", str(tmp_path)])
     assert exit_.value.code not in (0, None) and str(exit_.value.code).startswith("1 of 1 ")    # how many failed
+
+
+def test_a_finished_result_is_never_replaced_by_a_shorter_run(tmp_path):
+    """results/full/seed0 of a fresh clone (its networks not in runs/) stays as it is: the run stops, naming it."""
+    import json
+
+    from continuous_control.variants import CHANGES, RESULTS_VERSION
+    folder = tmp_path / "full" / "seed0"
+    folder.mkdir(parents=True)
+    summary = {"episodes": 100, "solved_at": 100, "changes": CHANGES["full"], "results_version": RESULTS_VERSION}
+    (folder / "summary.json").write_text(json.dumps(summary))
+    with pytest.raises(SystemExit, match=r"refusing to replace .*full/seed0.* 100-episode"):
+        runner.main(["--variant", "full", "--seeds", "0", "--episodes", "1", "--jobs", "1", "--results", str(tmp_path)])
+    assert json.loads((folder / "summary.json").read_text()) == summary and sorted(p.name for p in folder.iterdir()) == ["summary.json"]

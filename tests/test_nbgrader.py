@@ -31,16 +31,18 @@ def combined(*names: str) -> dict:
     return out
 
 
-# One submission of each kind (benchmarks/grading.py grades each kind alone), and the blanks that earn no
-# point; every other blank earns its one point.
+# Submissions of every kind (benchmarks/grading.py grades each kind alone), and the blanks that earn no
+# point; every other blank earns its one point. Two of them make several kinds of change at once, each to
+# another blank: one mistake still costs one point.
+MISTAKES = ("buggy: online actor", "buggy: tau, n-step", "one blank left")
+ATTACKS = ("cheat: reads the key", "cheat: patches", "loop: compiled walk")
 SUBMISSIONS = {
     "correct": (KINDS["correct"][1], set()),
     "empty": (KINDS["empty"][1], set(BLANKS)),
-    "buggy": (KINDS["buggy: tau, n-step"][1], {"ddpg-soft-update", "n-step-return"}),
-    "cheats": (combined("cheat: reads the key", "cheat: patches"), {"importance-weights", "ddpg-soft-update"}),
     "alternatives": ({**SOLVED, **grading.ALTERNATIVES}, set()),
-    "one blank left": (KINDS["one blank left"][1], {"ou-step"}),
-    "loops": (combined("loop: compiled walk", "loop: training path"), {"sum-tree-walk", "n-step-return"}),
+    "mistakes: two bugs, a blank left": (combined(*MISTAKES), {"ddpg-target", "ddpg-soft-update", "n-step-return", "ou-step"}),
+    "cheats and loops": (combined(*ATTACKS, "loop: training path"),
+                         {"importance-weights", "ddpg-soft-update", "sum-tree-walk", "n-step-return"}),
 }
 LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
 
@@ -78,9 +80,10 @@ def graded(tmp_path_factory):
 
 
 def test_the_submissions_are_what_they_say():
-    assert combined("cheat: reads the key", "cheat: patches")["importance-weights"] == grading.READS_THE_KEY
-    assert combined("cheat: reads the key", "cheat: patches")["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
-    assert "ou-step" not in SUBMISSIONS["one blank left"][0] and set(grading.ALTERNATIVES) == set(BLANKS)
+    attacks = SUBMISSIONS["cheats and loops"][0]
+    assert attacks["importance-weights"] == grading.READS_THE_KEY and attacks["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
+    assert "while True" in attacks["sum-tree-walk"] and "while True" in attacks["n-step-return"]
+    assert "ou-step" not in SUBMISSIONS["mistakes: two bugs, a blank left"][0] and set(grading.ALTERNATIVES) == set(BLANKS)
 
 
 def test_each_blank_earns_its_point_by_its_own_code_alone(graded):
@@ -125,7 +128,7 @@ def test_the_handouts_environment_imports_everything_the_lab_imports(tmp_path):
                     modules |= {alias.name for alias in node.names}
                 elif isinstance(node, ast.ImportFrom) and node.level == 0:
                     modules.add(node.module)
-    assert {"torch", "reacher", "continuous_control.agent"} <= modules
+    assert {"torch", "reacher", "continuous_control.results"} <= modules
     script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
     done = subprocess.run([str(python), "-I", "-c", script, *sorted(modules)], capture_output=True, text=True, cwd=tmp_path,
                           env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})

@@ -142,16 +142,17 @@ def test_a_failed_background_write_is_reported_at_once_and_keeps_the_previous_ch
     assert os.listdir(tmp_path) == [checkpoints.FILE] and (tmp_path / checkpoints.FILE).read_bytes() == before
 
 
-def test_a_new_run_starts_afresh_and_keeps_the_old_checkpoint(tmp_path, capsys):
+def test_a_new_run_starts_afresh_and_keeps_one_old_checkpoint(tmp_path, capsys):
     first = run(tmp_path, 1)
     capsys.readouterr()
     again = run(tmp_path, 1)
-    assert f"kept in {tmp_path / 'resume.old-1'}" in capsys.readouterr().out
-    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old-1" / checkpoints.FILE)
-    run(tmp_path, 1)                                  # each set-aside checkpoint is kept: none deleted
-    assert f"kept in {tmp_path / 'resume.old-2'}" in capsys.readouterr().out
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == [
-        "resume", "resume.old-1", "resume.old-2"]
+    assert f"kept in {tmp_path / 'resume.old'}" in capsys.readouterr().out
+    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
+    kept = (tmp_path / "resume" / checkpoints.FILE).read_bytes()
+    run(tmp_path, 1, seed=1)                          # the one before is kept, the one before that deleted
+    assert f"kept in {tmp_path / 'resume.old'}" in capsys.readouterr().out
+    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
+    assert (tmp_path / "resume.old" / checkpoints.FILE).read_bytes() == kept
 
 
 def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsys):

@@ -83,7 +83,7 @@ import reacher
 from continuous_control.config import run_setup
 from continuous_control.figures import plot_diagnostics, q_reference
 from continuous_control.playback import replay_panel
-from continuous_control.results import EVAL_SEED, load_run
+from continuous_control.results import EVAL_SEED, load_policy, load_run
 from experiments import runs, stats
 
 # SMOKE=1: a short run into a temporary folder; RESUME=1: continue an interrupted run.
@@ -1800,7 +1800,7 @@ for variant in ("full", "one_step", "clipped_double_q"):
 # goals the run never saw; one run cannot settle which is better.
 
 # %%
-policy = torch.export.load(os.path.join(RUN_DIR, "actor.pt2")).module()
+policy = load_policy(os.path.join(RUN_DIR, "actor.pt2"))    # torch.export.load, refusing any part that unpickles
 last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
 last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt"), map_location="cpu"))
 last_online.set_noise(None)                            # the mean weights
