@@ -12,7 +12,6 @@ import argparse
 import ast
 import json
 import os
-import shutil
 import subprocess
 import sys
 import tempfile
@@ -294,20 +293,13 @@ class Course:
         self.nbgrader("generate_assignment", student.ASSIGNMENT, "--force")
         self.nbgrader("release_assignment", student.ASSIGNMENT, "--force")
 
-    def submit(self, name: str, sources: dict, exchange: bool = True) -> str:
-        """As a student: fetch the assignment, fill in `sources` ({blank: source}), submit. Returns their id.
-        Without the `exchange`, the folder goes straight to submitted/ (as an instructor may put it)."""
+    def submit(self, name: str, sources: dict) -> str:
+        """As a student: fetch the assignment, fill in `sources` ({blank: source}), submit. Returns their id."""
         sid = f"s{len(self.ids) + 1:02d}"
         home = self.folder / "students" / sid
         home.mkdir(parents=True)
         course = ["--course", COURSE_ID, f"--Exchange.root={self.exchange}"]
-        if exchange:
-            self.nbgrader("fetch_assignment", student.ASSIGNMENT, *course, cwd=home)
-        else:
-            home = self.course / "submitted" / sid
-            shutil.copytree(self.course / "release" / student.ASSIGNMENT, home / student.ASSIGNMENT)
-            (home / student.ASSIGNMENT / "timestamp.txt").write_text(     # as `nbgrader collect` leaves it
-                time.strftime("%Y-%m-%d %H:%M:%S.000000 UTC", time.gmtime()))
+        self.nbgrader("fetch_assignment", student.ASSIGNMENT, *course, cwd=home)
         path = home / student.ASSIGNMENT / "Continuous_Control.ipynb"
         nb = nbformat.read(path, as_version=4)
         for cell in nb.cells:
@@ -315,8 +307,7 @@ class Course:
             if blank in sources and cell.metadata["nbgrader"].get("solution"):
                 cell.source = sources[blank].strip()
         nbformat.write(nb, path)
-        if exchange:
-            self.nbgrader("submit", student.ASSIGNMENT, *course, f"--student={sid}", cwd=home)
+        self.nbgrader("submit", student.ASSIGNMENT, *course, f"--student={sid}", cwd=home)
         self.ids[name] = sid
         return sid
 
