@@ -96,13 +96,14 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
 
 
 def refuse_to_replace(results: str, variant: str, seed: int, episodes: int) -> None:
-    """A run never replaces a current result that holds more episodes than it would, or as many (a finished
-    run whose networks are not in runs/, as on every fresh clone): it stops, naming the folder."""
+    """A run never replaces a current result that holds more episodes than it would (a finished run whose
+    networks are not in runs/, as on every fresh clone, asked again for fewer episodes): it stops, naming the
+    folder. Run again for as many episodes, it repeats the result on the same kind of processor."""
     folder = os.path.join(results, variant, f"seed{seed}")
     with contextlib.suppress(OSError, ValueError):
         summary = json.loads(Path(folder, "summary.json").read_text())
         current = (summary.get("changes"), summary.get("results_version")) == (CHANGES[variant], RESULTS_VERSION)
-        if current and summary["episodes"] >= episodes:
+        if current and summary["episodes"] > episodes:
             raise SystemExit(f"refusing to replace {folder}: it holds a finished {summary['episodes']}-episode run, and "
                              f"this run of {episodes} episodes would write over it; remove the folder, or give --results "
                              "another folder")
