@@ -1,5 +1,0 @@
-import sys
-
-from grader import main
-
-sys.exit(main())

@@ -1,1 +1,0 @@
-"""Project tooling that is neither the lesson nor an experiment: the wheel matrix check."""
