@@ -27,6 +27,8 @@ RANGES = {
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
     "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
     "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
+    # the agent runs on these two; torch knows more ("meta", "mps", ...) that would fail only at act()
+    "device": (lambda v: v.split(":")[0] in ("cpu", "cuda"), "'cpu', 'cuda' or 'cuda:<index>'"),
 }
 
 

@@ -200,20 +200,41 @@ def write_json(path: str, data: dict) -> str:
 
 
 def read_json(path: str):
+    """A JSON file's data; a damaged one is a ValueError that names it."""
     with open(path) as f:
-        return json.load(f)
+        try:
+            return json.load(f)
+        except json.JSONDecodeError as error:
+            raise ValueError(f"{path} is not valid JSON ({error}): restore it from git or remove its run") from None
+
+
+def read_numbers(path: str, **options) -> np.ndarray:
+    """A CSV file of numbers (numpy's reader); a cell that is not a number is a ValueError that names the file."""
+    table = np.genfromtxt(path, delimiter=",", invalid_raise=True, **options)
+    values = np.column_stack([table[n] for n in table.dtype.names]) if table.dtype.names else table
+    if not np.isfinite(values).all():
+        raise ValueError(f"{path} holds a cell that is not a finite number: restore it from git or remove its run")
+    return table
 
 
 def load_run(path: str) -> dict:
-    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics."""
+    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics.
+    Files that disagree (a row or an arm missing) or do not parse are a ValueError naming the file."""
     path = os.path.join(ROOT, path)
-    scores = np.genfromtxt(os.path.join(path, "scores.csv"), delimiter=",", names=True)
-    arms = np.loadtxt(os.path.join(path, "arm_scores.csv"), delimiter=",", skiprows=1, ndmin=2)[:, 1:]
-    run = {"dir": os.path.relpath(path, ROOT), "config": read_json(os.path.join(path, "config.json")),
-           "summary": read_json(os.path.join(path, "summary.json")),
+    file = lambda name: os.path.join(path, name)
+    summary = read_json(file("summary.json"))
+    scores = read_numbers(file("scores.csv"), names=True)
+    arms = np.atleast_2d(read_numbers(file("arm_scores.csv"), skip_header=1))[:, 1:]
+    episodes, agents = summary["episodes"], len(summary.get("arm_means_episodes_1_100", arms[0]))
+    if np.atleast_1d(scores["mean"]).size != episodes:
+        raise ValueError(f"{file('scores.csv')} has {np.atleast_1d(scores['mean']).size} episodes, summary.json {episodes}")
+    if arms.shape != (episodes, agents):
+        raise ValueError(f"{file('arm_scores.csv')} has {arms.shape[0]} episodes of {arms.shape[1]} arms; summary.json "
+                         f"says {episodes} episodes of {agents} arms")
+    run = {"dir": os.path.relpath(path, ROOT), "config": read_json(file("config.json")), "summary": summary,
            "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
-    if os.path.exists(os.path.join(path, "diagnostics.csv")):
-        diag = np.genfromtxt(os.path.join(path, "diagnostics.csv"), delimiter=",", names=True)
+    if os.path.exists(file("diagnostics.csv")):
+        diag = np.genfromtxt(file("diagnostics.csv"), delimiter=",", names=True)
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run
 

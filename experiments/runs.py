@@ -45,6 +45,9 @@ def read_csv(path: str, rows: int) -> pd.DataFrame:
         raise RunError(f"{path}: {len(frame)} episodes where {rows} (numbered from 1) were expected")
     if frame.isna().any().any():
         raise RunError(f"{path}: empty or unreadable values")
+    text = [column for column in frame.columns if not pd.api.types.is_numeric_dtype(frame[column])]
+    if text:
+        raise RunError(f"{path}: values that are not numbers in {', '.join(text)}")
     return frame
 
 
@@ -56,6 +59,9 @@ def measure(folder: str) -> dict:
     rows = min(WINDOW, summary["episodes"])
     mean = read_csv(os.path.join(folder, "scores.csv"), rows)["mean"].to_numpy()[:WINDOW]
     arms = read_csv(os.path.join(folder, "arm_scores.csv"), rows).drop(columns="episode").to_numpy()[:WINDOW].mean(0)
+    if len(arms) != len(summary.get("arm_means_episodes_1_100", arms)):
+        raise RunError(f"{folder}: arm_scores.csv has {len(arms)} arms, summary.json "
+                       f"{len(summary['arm_means_episodes_1_100'])}")
     hits = np.flatnonzero(mean >= TARGET_SCORE)
     evaluation = summary.get("eval_arm_means", [np.nan])
     return {"seed": summary["seed"], "variant": summary.get("variant"), "commit": summary["commit"],

@@ -12,6 +12,10 @@ BUILT_IN_EXECUTABLE = os.path.join(os.path.dirname(__file__), "Reacher_Linux_NoV
 def find_unity_build(file_name: str) -> str:
     """The executable `unityagents` would launch for `file_name` (it strips the extension and globs
     for .x86_64, then .x86), checked before it tries: its own failures are vague, or come later."""
+    if os.path.isdir(file_name.strip()):
+        inside = sorted(glob.glob(os.path.join(file_name.strip(), "*.x86_64")) + glob.glob(os.path.join(file_name.strip(), "*.x86")))
+        raise UnityEnvironmentException(f"The Unity build '{file_name}' is a folder: give the executable file inside it"
+                                        + (f", {inside[0]}" if inside else " (Reacher.x86_64, say)") + ".")
     stem = file_name.strip()
     for ext in (".app", ".exe", ".x86_64", ".x86"):
         stem = stem.replace(ext, "")
@@ -22,6 +26,8 @@ def find_unity_build(file_name: str) -> str:
             f"(or '.x86'). Download the Reacher build for your system and unzip it there, or leave "
             f"the build unset to use the built-in replica.")
     path = candidates[0]
+    if os.path.isdir(path):
+        raise UnityEnvironmentException(f"The Unity build '{path}' is a folder: give the executable file inside it.")
     if not os.path.isfile(path) or not os.access(path, os.X_OK):
         raise UnityEnvironmentException(f"The Unity build '{path}' is not an executable file: run `chmod +x {path}`.")
     return path

@@ -76,3 +76,9 @@ def test_text_is_typed_by_the_annotations_optional_included():
     assert parse_overrides(WithOptional, ["limit=30"]) == {"limit": 30.0}
     with pytest.raises(ValueError, match="Config.limit must be float or int or None, got 'x'"):
         WithOptional(**parse_overrides(WithOptional, ["limit=x"]))
+
+
+@pytest.mark.parametrize("device", ["meta", "mps", "cuda x"])
+def test_a_device_the_agent_cannot_run_on_is_refused_at_once(device):
+    with pytest.raises(ValueError, match="Config.device must be 'cpu', 'cuda'"):
+        Config(device=device)

@@ -88,3 +88,14 @@ def test_non_executable_unity_build(tmp_path):
 def test_a_number_of_arms_that_is_not_a_whole_positive_number_is_refused(n):
     with pytest.raises(ValueError, match="num_agents must be a whole number of arms, at least 1"):
         ReacherEnvironment(num_agents=n, verbose=False)
+
+
+def test_a_unity_build_that_is_a_folder_is_named_as_one(tmp_path):
+    folder = tmp_path / "Reacher_Linux"
+    folder.mkdir()
+    (folder / "Reacher.x86_64").write_text("")
+    with pytest.raises(UnityEnvironmentException, match=r"is a folder: give the executable file inside it, .*Reacher\.x86_64"):
+        find_unity_build(str(folder))
+    (tmp_path / "Odd.x86_64").mkdir()
+    with pytest.raises(UnityEnvironmentException, match="is a folder"):
+        find_unity_build(str(tmp_path / "Odd"))

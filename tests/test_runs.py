@@ -81,3 +81,27 @@ def test_the_saved_results_load_with_provenance_as_fields():
     assert sorted(full.seed) == list(range(10)) and set(full.processor) == {"Intel(R) Xeon(R) Processor"}
     assert table.commit.str.fullmatch(r"[0-9a-f]{7}(\+changes)?").all()
     assert (table.episodes == 100).all()
+
+
+@pytest.mark.parametrize("damage", ["an arm column gone", "a word in the scores", "summary.json cut short"])
+def test_a_damaged_run_folder_is_refused_naming_its_file(tmp_path, damage):
+    """Both readers of a run folder (the package's load_run and the analyses' measure) name the file."""
+    from continuous_control.results import load_run
+    folder = tmp_path / "run"
+    shutil.copytree(os.path.join(ROOT, "checkpoints"), folder, ignore=shutil.ignore_patterns("resume*", ".lock"))
+    if damage == "an arm column gone":
+        lines = (folder / "arm_scores.csv").read_text().splitlines()
+        (folder / "arm_scores.csv").write_text("\n".join(",".join(line.split(",")[:-1]) for line in lines) + "\n")
+        named = "arm_scores.csv"
+    elif damage == "a word in the scores":
+        lines = (folder / "scores.csv").read_text().splitlines()
+        lines[5] = ",".join(["6", "abc", *lines[5].split(",")[2:]])
+        (folder / "scores.csv").write_text("\n".join(lines) + "\n")
+        named = "scores.csv"
+    else:
+        (folder / "summary.json").write_text((folder / "summary.json").read_text()[:100])
+        named = "summary.json"
+    with pytest.raises(ValueError, match=named):
+        load_run(str(folder))
+    with pytest.raises((runs.RunError, ValueError), match=named if named != "arm_scores.csv" else "arm"):
+        runs.measure(str(folder))
