@@ -6,7 +6,6 @@ import glob
 import io
 import json
 import os
-import pickle
 import platform
 import subprocess
 import zipfile
@@ -111,27 +110,29 @@ def export_policy(agent, path: str, state_size: int) -> None:
         torch.export.save(exported, f)
 
 
+# The archive's only members that torch.export.load reads as tensors: raw weights and tensor constants. Any
+# other entry (`use_pickle`, custom or opaque objects) it unpickles with weights_only=False.
+RAW = ("weight_", "tensor_")
+
+
 def load_policy(path: str) -> nn.Module:
-    """An exported policy (`export_policy`), loaded without running code from the file. `torch.export.load`
-    unpickles, with weights_only=False, every weight or constant the archive marks `use_pickle`, its custom
-    and opaque objects, and sample inputs that a weights-only load refuses: an archive holding any of these
-    is refused, naming the file, before torch reads it."""
-    try:
-        with zipfile.ZipFile(path) as archive:
-            names = archive.namelist()
-            for name in names:
-                if name.endswith(("weights_config.json", "constants_config.json")):
-                    for key, entry in json.loads(archive.read(name))["config"].items():
-                        if entry.get("use_pickle") or not str(entry.get("path_name", "")).startswith(("weight_", "tensor_")):
-                            raise ValueError(f"{path}: {key} is stored to be unpickled, which could run code; "
-                                             "refusing to load it")
-                elif "/sample_inputs/" in name:
+    """An exported policy (`export_policy`), loaded so that no code in the file can run: before torch reads
+    it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only (torch
+    would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
+    if not zipfile.is_zipfile(path):
+        raise ValueError(f"{path} is not a policy exported by this project (not a zip archive)")
+    with zipfile.ZipFile(path) as archive:
+        for name in archive.namelist():
+            if name.endswith(("weights_config.json", "constants_config.json")):
+                for key, entry in json.loads(archive.read(name))["config"].items():
+                    if entry.get("use_pickle") or not str(entry.get("path_name", "")).startswith(RAW):
+                        raise ValueError(f"{path}: {key} is stored to be unpickled, which could run code; refused")
+            elif "/sample_inputs/" in name:
+                try:
                     torch.load(io.BytesIO(archive.read(name)), weights_only=True)
-    except (zipfile.BadZipFile, KeyError, json.JSONDecodeError, AttributeError) as error:
-        raise ValueError(f"{path} is not a policy exported by this project ({error})") from error
-    except (pickle.UnpicklingError, RuntimeError) as error:
-        raise ValueError(f"{path}: its sample inputs hold more than tensors, which could run code ({error}); "
-                         "refusing to load it") from error
+                except Exception as error:     # what a weights-only load refuses is what could run code
+                    raise ValueError(f"{path}: its sample inputs hold more than tensors, which could run code; "
+                                     f"refused ({type(error).__name__})") from None
     return torch.export.load(path).module()
 
 

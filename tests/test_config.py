@@ -80,5 +80,5 @@ def test_text_is_typed_by_the_annotations_optional_included():
 
 @pytest.mark.parametrize("device", ["meta", "mps", "cuda x"])
 def test_a_device_the_agent_cannot_run_on_is_refused_at_once(device):
-    with pytest.raises(ValueError, match="Config.device must be 'cpu', 'cuda'"):
+    with pytest.raises(ValueError, match=rf"Config\.device\b.*{device!r}"):    # the field and the value
         Config(device=device)

@@ -92,7 +92,7 @@ def test_a_device_that_is_not_there_is_refused():
     if not torch.cuda.is_available():
         with pytest.raises((AssertionError, RuntimeError), match="CUDA|NVIDIA"):
             Config(device="cuda")
-    with pytest.raises(ValueError, match="Config.device must be 'cpu', 'cuda'"):
+    with pytest.raises(ValueError, match=r"Config\.device\b.*'abacus'"):
         Config(device="abacus")
 
 

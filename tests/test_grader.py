@@ -62,7 +62,7 @@ def test_an_endless_loop_in_any_blank_costs_that_blank_within_the_time_limit():
     try:
         for blank in BLANKS:
             failed = grade(short, blank, looping(SOLVED[blank]))
-            assert "TimeoutError: the check did not finish in 1 s" in str(failed), f"{blank}: {failed}"
+            assert list(failed) == ["program"] and failed["program"].startswith("TimeoutError"), f"{blank}: {failed}"
         assert grade(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}     # the next is graded as ever
     finally:
         short.close()
