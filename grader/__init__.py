@@ -15,9 +15,11 @@ unlocked cells a student may have changed. The hidden tests come from the graded
 (`grader.kernel`); this package holds none.
 """
 import ast
+import io
 import json
 import math
 import os
+import re
 import resource
 import select
 import signal
@@ -45,7 +47,6 @@ def edition_path() -> Path:
 
 def uses_environment(source: str) -> bool:
     """Whether a cell reads the notebook's environment (`env.` or `env_info`), which a check process has not."""
-    import re
     return re.search(r"(?<![\w.])env(\.|_info)", source) is not None
 
 
@@ -72,7 +73,6 @@ def defined_names(source: str) -> set[str]:
     try:
         tree = ast.parse(source)
     except SyntaxError:
-        import re
         return set(re.findall(r"^(?:def|class)\s+(\w+)", source, re.M))
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
@@ -193,7 +193,6 @@ def run_program(cells: list[dict]) -> dict:
 
 def _child(cells: list[dict], out_fd: int) -> None:
     """In a forked child: limits, then the program; its result as JSON to `out_fd`."""
-    import io
     pages = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     resource.setrlimit(resource.RLIMIT_AS, (pages + MEMORY, pages + MEMORY))
     devnull = os.open(os.devnull, os.O_WRONLY)
@@ -219,7 +218,6 @@ def serve() -> None:
     import torch
     import torch._dynamo  # noqa: F401  (Adam's step imports it on first use)
     torch.set_num_threads(1)
-    import io
     protocol = os.fdopen(os.dup(1), "w")         # replies go here; nothing else may write to it
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     sys.stdout = io.StringIO()
