@@ -1,7 +1,8 @@
-"""doc/'s figures from checkpoints/ and results/ (never trains); `make report` runs it.
+"""doc/'s figures, and the table of measured effects that the lesson reads, from checkpoints/ and
+results/ (never trains); `make report` runs it.
 
     python -m experiments.figures       # doc/banner.png, doc/replay_frame.png, doc/learning_curve.png,
-                                        # doc/ablations.png, doc/peers.png
+                                        # doc/ablations.png, doc/peers.png, doc/effects.csv
 """
 import os
 
@@ -12,6 +13,7 @@ from continuous_control.results import ROOT, load_run
 from experiments import report, runs
 
 DOC = os.path.join(ROOT, "doc")
+EFFECTS = os.path.join(DOC, "effects.csv")
 
 
 def main() -> None:
@@ -31,6 +33,7 @@ def main() -> None:
     plot_scores(history_of(run), ax, f"Continuous_Control.ipynb, seed {run['summary']['seed']}, built-in replica")
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
     table = runs.load()
+    report.effects(table).to_csv(EFFECTS)
     report.ablations_figure(table).savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     peers = table[table.group == "peers"]
     seeds = sorted(set(peers.seed) & set(table[(table.group == "agent") & (table.variant == "full")].seed))
@@ -39,7 +42,7 @@ def main() -> None:
                          labels={**report.LABELS, **PEER_LABELS}).savefig(
         os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
-          "doc/peers.png")
+          "doc/peers.png, doc/effects.csv")
 
 
 if __name__ == "__main__":

@@ -51,6 +51,15 @@ def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -
     return family.rename(index=lambda v: LABELS.get(v, v)).round({"mean": 2, "low": 2, "high": 2, "p": 4, "p_holm": 4})
 
 
+def effects(table: pd.DataFrame) -> pd.DataFrame:
+    """Every ablation against the full agent on every measure, paired like for like (`stats.compare`):
+    the table of verdicts that the lesson reads from doc/effects.csv and the report's prose follows."""
+    agent = set(table[table.group == "agent"].variant)
+    variants = [v for v in LABELS if v != "full" and v in agent]
+    out = pd.concat({m: stats.compare(table, variants, measure=m) for m in runs.MEASURES}, names=["measure", "variant"])
+    return out.round({"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2, "level": 4, "p": 4, "p_holm": 4})
+
+
 def summaries(table: pd.DataFrame, variants) -> pd.DataFrame:
     """rliable's IQM and probability of improvement against the full agent, for the ten-seed variants."""
     rows = {LABELS[v]: stats.summaries(table, v) for v in variants}
@@ -133,20 +142,23 @@ def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
 
 def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict = LABELS):
     """One panel per entry {title: {variant: seeds}}: each variant's mean over its seeds of the 20-arm
-    score per episode, with a band from the worst to the best seed. A variant without a color of its
-    own (a peer) takes the next one after the variants'."""
+    score per episode, with a band from the worst to the best seed. A seed is a number (the variant's own
+    run) or (group, seed) (the variant's run in that group). A variant without a color of its own (a peer)
+    takes the next one after the variants'."""
     import matplotlib.pyplot as plt
-    scores = pd.concat([runs.episodes("scores.csv", group=g) for g in ("agent", "peers")]).query(
-        "episode <= @episodes").pivot_table(index="episode", columns=["variant", "seed"], values="mean")
+    scores = pd.concat([runs.episodes("scores.csv", group=g).assign(group=g) for g in ("agent", "processor_check", "peers")]
+                       ).query("episode <= @episodes").pivot_table(index="episode", columns=["group", "variant", "seed"],
+                                                                   values="mean")
     rows = (len(groups) + 1) // 2
     fig, axes = plt.subplots(rows, 2 if len(groups) > 1 else 1, figsize=(11, 3.2 * rows + 0.6), sharey=True,
-                             squeeze=False)
+                             squeeze=False, layout="constrained")      # room for the suptitle above the panels
     for ax, (name, members) in zip(axes.flat, groups.items()):
         for k, (variant, seeds) in enumerate(members.items()):
-            c = scores[variant][list(seeds)]
-            line, = ax.plot(c.index, c.mean(1), color=COLORS.get(variant, f"C{k}"), lw=2,
+            own = "agent" if ("agent", variant) in scores.columns.droplevel(2) else "peers"
+            c = scores[[(*s[:1], variant, s[1]) if isinstance(s, tuple) else (own, variant, s) for s in seeds]]
+            line, = ax.plot(c.index, c.mean(axis=1), color=COLORS.get(variant, f"C{k}"), lw=2,
                             label=f"{labels.get(variant, variant)} ({len(seeds)} seeds)")
-            ax.fill_between(c.index, c.min(1), c.max(1), color=line.get_color(), alpha=.15, lw=0)
+            ax.fill_between(c.index, c.min(axis=1), c.max(axis=1), color=line.get_color(), alpha=.15, lw=0)
         ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
         ax.set(title=name, xlabel="episode", ylim=(0, 41))
         ax.grid(alpha=.3)
@@ -154,20 +166,18 @@ def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict
     for ax in axes.flat[len(groups):]:
         ax.axis("off")
     fig.suptitle(title)
-    fig.tight_layout()
     return fig
 
 
 def ablations_figure(table: pd.DataFrame):
-    """Each ablation against the full agent on the seeds they share."""
+    """Each ablation against the full agent's runs it is paired with (the same seeds and processor)."""
     agent = table[table.group == "agent"]
-    full = set(agent[agent.variant == "full"].seed)
     groups = {}
     for variant in (v for v in LABELS if v != "full" and v in set(agent.variant)):
-        seeds = sorted(full & set(agent[agent.variant == variant].seed))
-        groups[LABELS[variant]] = {"full": seeds, variant: seeds}
-    return curves_figure(groups, "Each ablation against the full agent on the same seeds: mean of the seeds, "
-                                 "band from worst to best seed")
+        pairs = stats.paired(table, variant)
+        groups[LABELS[variant]] = {"full": list(zip(pairs.partner, pairs.index)), variant: list(pairs.index)}
+    return curves_figure(groups, "Each ablation against the full agent, paired by seed and processor\n"
+                                 "mean of the seeds, band from worst to best seed")
 
 
 def published() -> pd.DataFrame:

@@ -1,6 +1,6 @@
 """The table of runs: one row per run folder of results/, loaded with pandas, checked as it is read.
 
-    table = runs.load()                  # variant, seed, commit, processor, runs_at_once, measures
+    table = runs.load()                  # variant, seed, commit, processor, version, runs_at_once, measures
     curves = runs.episodes("scores.csv") # every run's per-episode file, long: variant, seed, episode, ...
 
 A run folder is `results/<variant>/seed<k>/` (the agent and its ablations), or the same under
@@ -65,7 +65,8 @@ def measure(folder: str) -> dict:
     hits = np.flatnonzero(mean >= TARGET_SCORE)
     evaluation = summary.get("eval_arm_means", [np.nan])
     return {"seed": summary["seed"], "variant": summary.get("variant"), "commit": summary["commit"],
-            "processor": summary.get("processor", ""), "runs_at_once": summary.get("concurrent_runs", 1),
+            "processor": summary.get("processor", ""), "version": summary.get("results_version", 0),
+            "runs_at_once": summary.get("concurrent_runs", 1),
             "episodes": len(mean), "solved_at": summary["solved_at"],
             "first_30": int(hits[0]) + 1 if hits.size else NEVER,
             "mean_1_100": mean.mean(), "mean_91_100": mean[-10:].mean(),
@@ -99,7 +100,7 @@ def load(root: str = RESULTS) -> pd.DataFrame:
         if row["seed"] != seed or row["variant"] not in (None, variant):
             raise RunError(f"{folder}: its summary.json names {row['variant']} seed {row['seed']}")
         rows.append({**row, "group": group, "variant": variant})
-    columns = ["group", "variant", "seed", "commit", "processor", "runs_at_once"]
+    columns = ["group", "variant", "seed", "commit", "processor", "version", "runs_at_once"]
     table = pd.DataFrame(rows).astype({"solved_at": "Int64"})       # None: not solved
     return table[columns + [c for c in table if c not in columns]].sort_values(columns[:3], ignore_index=True)
 

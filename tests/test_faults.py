@@ -30,10 +30,18 @@ def one_episode(run_dir, resume=False, **changes):
                  resume=resume, live=False, checkpoint_every=1)
 
 
+@pytest.fixture(scope="module")
+def trained(tmp_path_factory):
+    """A run of one episode, made once."""
+    run_dir = tmp_path_factory.mktemp("trained")
+    one_episode(run_dir)
+    return run_dir
+
+
 @pytest.fixture
-def saved(tmp_path):
-    """A run of one episode; the path of its checkpoint."""
-    one_episode(tmp_path)
+def saved(trained, tmp_path):
+    """A copy of that run in tmp_path; the path of its checkpoint."""
+    shutil.copytree(trained, tmp_path, dirs_exist_ok=True)
     return tmp_path / "resume" / checkpoints.FILE
 
 

@@ -7,6 +7,7 @@ import glob
 import os
 
 import numpy as np
+import pandas as pd
 import pytest
 
 from continuous_control.variants import LABELS
@@ -19,32 +20,81 @@ def table():
 
 
 @pytest.fixture(scope="module")
-def primary(table):
-    return stats.compare(table, [v for v in LABELS if v != "full"]).verdict
+def effects(table):
+    return report.effects(table)
+
+
+@pytest.fixture(scope="module")
+def primary(effects):
+    return effects.loc[runs.PRIMARY]
+
+
+def test_the_lessons_table_of_effects_is_the_one_the_results_give(effects):
+    """doc/effects.csv, which the lesson reads, is what `make report` would write today."""
+    saved = pd.read_csv(os.path.join(os.path.dirname(runs.RESULTS), "doc", "effects.csv"), index_col=[0, 1])
+    pd.testing.assert_frame_equal(saved, effects, check_dtype=False, check_names=False)
 
 
 def test_n_step_targets_and_their_ramp_help(primary):
-    assert primary["one_step"] == primary["no_ramp"] == primary["plain"] == "worse"
+    assert primary.verdict["one_step"] == primary.verdict["no_ramp"] == primary.verdict["plain"] == "worse"
+    assert primary.worse_in["one_step"] == primary.worse_in["no_ramp"] == 10          # "in every seed"
 
 
-def test_prioritized_replay_and_noisynet_show_no_measurable_gain(primary):
+def test_one_step_targets_are_worse_on_every_measure_but_the_first_episode_at_30(effects):
+    verdicts = effects.xs("one_step", level="variant").verdict
+    assert verdicts.drop("first_30").eq("worse").all() and verdicts["first_30"] == "no clear difference"
+
+
+def test_learning_every_step_is_better_on_episodes_1_100_91_100_and_the_worst_arm(effects):
+    verdicts = effects.xs("learn_every_step", level="variant").verdict
+    assert (verdicts[["mean_1_100", "mean_91_100", "worst_arm_1_100"]] == "better").all()
+
+
+def test_prioritized_replay_and_noisynet_get_no_verdict(primary):
     for variant in ("uniform", "all_time_max_priority", "mean_priority", "action_noise", "no_noise", "per_arm_noise"):
-        assert primary[variant] == "no clear difference", variant
+        assert primary.verdict[variant] == "no clear difference", variant
 
 
-def test_clipped_double_q_is_not_clearly_better_so_the_default_keeps_one_critic(primary):
-    assert primary["clipped_double_q"] == "no clear difference"
+def test_uniform_replay_and_no_noise_lean_lower_their_plain_intervals_below_zero(primary):
+    for variant in ("uniform", "no_noise"):
+        row = primary.loc[variant]
+        assert row.high_95 < 0 and row.worse_in > row.seeds / 2 and row.p_holm >= 0.05, variant
+    assert primary.loc["no_noise", "high"] < 0                         # "its intervals lie below zero"
 
 
-def test_no_rule_for_new_priorities_is_clearly_better_than_uniform_replay(table):
-    family = stats.compare(table, ["full", "all_time_max_priority", "mean_priority"], baseline="uniform")
-    assert (family.verdict != "worse").all()
+def test_the_variants_that_lean_one_way_without_a_verdict_are_the_ones_named(primary):
+    leaning = primary[(primary.verdict == "no clear difference") & ((primary.low_95 > 0) | (primary.high_95 < 0))]
+    assert set(leaning.index) == {"mirror", "uniform", "mean_priority", "no_noise"}
+
+
+def test_clipped_double_q_is_not_clearly_better_on_1_100_but_better_on_91_100_in_every_seed(effects):
+    row = effects.xs("clipped_double_q", level="variant")
+    assert row.verdict[runs.PRIMARY] == "no clear difference"
+    assert row.verdict["mean_91_100"] == "better" and row.better_in["mean_91_100"] == row.seeds["mean_91_100"]
+
+
+def test_each_interval_holds_the_level_the_lesson_names(primary):
+    assert (primary.level.round(3) == 0.996).all() and len(primary) == 14
+
+
+def test_no_rule_for_new_priorities_differs_clearly_from_uniform_replay_like_for_like(table):
+    same = table[table.processor.isin(table[table.variant == "uniform"].processor)]
+    family = stats.compare(same, ["full", "all_time_max_priority", "mean_priority"], baseline="uniform")
+    assert (family.verdict == "no clear difference").all()
 
 
 def test_the_processor_check_finds_no_clear_difference_on_any_measure(table):
     for measure in runs.MEASURES:
-        row = stats.compare(table, ["full"], measure=measure, group="processor_check").loc["full"]
+        row = stats.compare(table, ["full"], measure=measure, group="processor_check", like=False).loc["full"]
         assert row.seeds == 10 and row.verdict == "no clear difference", measure
+
+
+def test_every_peer_is_worse_and_sac_on_the_agents_schedule_barely_learns(table):
+    peers = sorted(set(table[table.group == "peers"].variant))
+    assert len(peers) == 6 and (stats.unpaired(table, peers).verdict == "worse").all()
+    sac = table[(table.group == "peers") & (table.variant == "sac")]
+    others = table[(table.group == "peers") & table.variant.isin(["sac_zoo", "sac_like"])].groupby("variant").mean_1_100
+    assert sac.mean_1_100.mean() < 5 and (others.mean() > 10).all()
 
 
 def test_the_single_critic_overestimates_and_the_twin_critic_underestimates():

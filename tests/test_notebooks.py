@@ -107,3 +107,23 @@ def test_the_static_page_shows_the_replay_frame_and_no_widget_view():
     replay = html[html.index("replay_panel"):]
     frame = replay.index("data:image/png;base64,")
     assert frame < replay.index("Replay:"), "the replay cell shows no frame before its printed line"
+
+
+def test_the_lessons_effect_cells_and_imports_survive_re_running_a_cell_out_of_order():
+    """A name a cell imports is never rebound by another cell, and the cells that show measured effects
+    read only `effects`, bound in one cell: each can run again after any later section."""
+    import ast
+    trees = [ast.parse(source) for kind, source, _ in cells("Continuous_Control.ipynb") if kind == "code"]
+    imported, assigned = {}, {}
+    for k, tree in enumerate(trees):
+        for node in tree.body:
+            if isinstance(node, (ast.Import, ast.ImportFrom)):
+                imported.update({(a.asname or a.name).split(".")[0]: k for a in node.names})
+            targets = [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else getattr(node, "targets", [])
+            for name in (n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+                assigned.setdefault(name, set()).add(k)
+    assert {name: cells_ for name, cells_ in assigned.items() if name in imported} == {}
+    effect_cells = [t for t in trees if any(isinstance(n, ast.Name) and n.id == "effects" for n in ast.walk(t))]
+    assert len(effect_cells) >= 4 and len(assigned["effects"]) == 1
+    for tree in effect_cells:
+        assert {n.id for n in ast.walk(tree) if isinstance(n, ast.Name)} <= {"effects", "pd"}, ast.unparse(tree)

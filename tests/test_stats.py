@@ -3,6 +3,7 @@ and p-value the report and the lesson show, recomputed independently from the ru
 import csv
 import glob
 import itertools
+import json
 import os
 
 import numpy as np
@@ -18,9 +19,40 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 def table_of(full, variant, measure="mean_1_100"):
     """A table of runs with these values for the full agent and a variant "v", seed by seed."""
-    rows = [{"group": "agent", "variant": name, "seed": k, measure: x}
+    rows = [{"group": "agent", "variant": name, "seed": k, "processor": "P", "version": 1, measure: x}
             for name, values in (("full", full), ("v", variant)) for k, x in enumerate(values)]
     return pd.DataFrame(rows)
+
+
+def test_a_pair_across_processors_or_results_versions_is_refused_naming_both_runs():
+    t = table_of([35, 34, 36, 35, 34], [35.5, 33.6, 36.2, 34.7, 34.3])
+    for column, value in (("processor", "Q"), ("version", 2)):
+        other = t.copy()
+        other.loc[(other.variant == "v") & (other.seed == 3), column] = value
+        with pytest.raises(stats.PairError) as refused:
+            stats.compare(other, ["v"])
+        assert "agent/v seed 3" in str(refused.value) and "agent/full seed 3" in str(refused.value)
+
+
+def test_a_variant_made_on_another_processor_pairs_with_the_full_agent_made_there():
+    """The processor check's full agent is the partner of the variants run on its processor."""
+    t = table_of([35.0] * 6, [36.0] * 6)
+    t.loc[t.variant == "v", "processor"] = "Q"
+    again = t[t.variant == "full"].assign(group="processor_check", processor="Q", mean_1_100=34.0)
+    pairs = stats.paired(pd.concat([t, again]), "v")
+    assert list(pairs.d) == [2.0] * 6 and set(pairs.partner) == {"processor_check"}
+    assert stats.compare(pd.concat([t, again]), ["full"], group="processor_check", like=False).loc["full", "mean"] == -1
+
+
+def test_the_peers_two_sample_test_is_exact_over_every_split():
+    t = table_of([35, 34, 36, 35, 34, 36], [])
+    t = pd.concat([t, pd.DataFrame({"group": "peers", "variant": "x", "seed": range(3), "mean_1_100": [30, 31, 36]})])
+    row = stats.unpaired(t, ["x"]).loc["x"]
+    pooled, observed = np.r_[35, 34, 36, 35, 34, 36, 30, 31, 36], 97 / 3 - 35
+    splits = [np.mean(pooled[list(c)]) - np.mean(np.delete(pooled, c)) for c in itertools.combinations(range(9), 3)]
+    assert row["mean"] == pytest.approx(observed)
+    tail = min(np.mean(np.array(splits) <= observed + 1e-12), np.mean(np.array(splits) >= observed - 1e-12))
+    assert row.p == pytest.approx(min(1, 2 * tail))          # two-sided: twice the smaller tail
 
 
 def test_ten_of_ten_lower_with_one_large_difference_is_worse():
@@ -70,8 +102,13 @@ def mean_1_100(folder):
         return np.mean([float(r["mean"]) for r in csv.DictReader(f)][:100])
 
 
-def by_seed(variant):
-    return {int(p.rsplit("seed", 1)[1]): mean_1_100(p) for p in glob.glob(os.path.join(ROOT, "results", variant, "seed*"))}
+def by_seed(variant, where="results"):
+    """{seed: (processor, mean of episodes 1-100)} of a variant's run folders."""
+    out = {}
+    for p in glob.glob(os.path.join(ROOT, where, variant, "seed*")):
+        with open(os.path.join(p, "summary.json")) as f:
+            out[int(p.rsplit("seed", 1)[1])] = (json.load(f)["processor"], mean_1_100(p))
+    return out
 
 
 def sign_flip_p(d):
@@ -83,8 +120,8 @@ def sign_flip_p(d):
 def test_every_verdict_interval_and_p_of_the_primary_family_recomputes_from_the_csvs():
     family = [v for v in LABELS if v != "full" and os.path.isdir(os.path.join(ROOT, "results", v))]
     published = stats.compare(runs.load(), family)
-    full = by_seed("full")
-    d = {v: np.array([x - full[k] for k, x in sorted(by_seed(v).items()) if k in full]) for v in family}
+    full = {(p, k): x for where in ("results", "results/processor_check") for k, (p, x) in by_seed("full", where).items()}
+    d = {v: np.array([x - full[p, k] for k, (p, x) in sorted(by_seed(v).items())]) for v in family}
     p = {v: sign_flip_p(x) for v, x in d.items()}
     order = sorted(family, key=p.get)
     holm, running = {}, 0.0

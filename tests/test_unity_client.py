@@ -207,12 +207,22 @@ RETRY = textwrap.dedent("""
     import os, signal, socket, sys, threading, psutil, numpy as np
     from unityagents import UnityEnvironment
     executable, worker, how, fake_python = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4]
+    signal.signal(signal.SIGINT, signal.default_int_handler)     # as in a terminal, even where the runner ignores it
     if how == "bad timeout":
         os.environ["REACHER_CLIENT_TIMEOUT"] = "abc"
     else:
         os.environ["REACHER_PYTHON"] = fake_python           # an executable that never answers, or exits at once
+    def interrupt_once_started():        # Ctrl-C while it waits for the executable, however busy the machine
+        for _ in range(600):
+            try:
+                if any(p.name() == "sleep" for p in psutil.Process().children(recursive=True)):
+                    break
+            except psutil.Error:                # a child that ended while it was listed
+                pass
+            threading.Event().wait(0.05)
+        os.kill(os.getpid(), signal.SIGINT)
     if how == "interrupted":
-        threading.Timer(1.0, os.kill, (os.getpid(), signal.SIGINT)).start()     # Ctrl-C while it starts
+        threading.Thread(target=interrupt_once_started, daemon=True).start()
     try:
         UnityEnvironment(file_name=executable, worker_id=worker, no_graphics=True)
     except BaseException as error:

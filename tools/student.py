@@ -35,7 +35,7 @@ STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's
 ANSWER = "YOUR ANSWER HERE"                                          # and its stub of a written answer
 # What the lesson needs beside itself: the packages it imports, the grader, the saved runs its effect
 # sentences read, and the environment's account (the lesson links to it).
-SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md"]
+SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md", "doc/effects.csv"]
 HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README and pyproject.toml
 # Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
 # and all), the report's ablations (a variant of the new-transition priority) and the GPU path (learn,
