@@ -48,7 +48,8 @@ def layers(net) -> pd.DataFrame:
 def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -> pd.DataFrame:
     """`stats.compare` with the variants' labels, rounded for reading."""
     family = stats.compare(table, variants, measure=measure, **kw)
-    return family.rename(index=lambda v: LABELS.get(v, v)).round({"mean": 2, "low": 2, "high": 2, "p": 4, "p_holm": 4})
+    return family.rename(index=lambda v: LABELS.get(v, v)).round({"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2,
+                                                                        "level": 4, "p": 4, "p_holm": 4})
 
 
 def effects(table: pd.DataFrame) -> pd.DataFrame:
