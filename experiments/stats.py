@@ -31,8 +31,6 @@ import numpy as np
 import pandas as pd
 from scipy import stats
 
-from continuous_control.variants import LABELS
-
 from .runs import MEASURES, PRIMARY
 
 ALPHA = 0.05
@@ -178,10 +176,3 @@ def summaries(table: pd.DataFrame, variant: str, baseline: str = "full", measure
     return {"iqm": iqm(pairs.variant), "iqm_interval": interval(iqm, pairs.variant.to_numpy()),
             "iqm_baseline": iqm(pairs.baseline), "iqm_baseline_interval": interval(iqm, pairs.baseline.to_numpy()),
             "p_improvement": improvement(x, y), "p_improvement_interval": interval(improvement, x, y)}
-
-
-
-def effect(table: pd.DataFrame, variant: str) -> pd.Series:
-    """A variant's row in the report's primary family: every ablation against the full agent."""
-    agent = set(table[table.group == "agent"].variant)
-    return compare(table, [v for v in LABELS if v != "full" and v in agent]).loc[variant]
