@@ -258,6 +258,31 @@ c.ExecutePreprocessor.kernel_name = "{kernel}"   # python -m tools.student --gra
 c.Execute.timeout = 120                          # seconds per cell; a check is stopped after 20
 """
 
+# nbgrader's command line, for a list of commands: its packages imported once (seconds), then each command run as
+# `nbgrader ARGS` would run it, in a fork of this process, in its folder; the first that fails stops the list.
+COMMANDS = """import json, os, sys, traceback
+from nbgrader.apps.nbgraderapp import main
+for cwd, args in json.loads(sys.argv[1]):
+    pid = os.fork()
+    if pid == 0:
+        code = 0
+        try:
+            os.chdir(cwd)
+            sys.argv = ["nbgrader", *args]
+            main()
+        except SystemExit as end:
+            code = end.code if isinstance(end.code, int) else 1
+        except BaseException:
+            traceback.print_exc()
+            code = 1
+        sys.stdout.flush()
+        sys.stderr.flush()
+        os._exit(code)
+    code = os.waitstatus_to_exitcode(os.waitpid(pid, 0)[1])
+    if code:
+        sys.exit(f"nbgrader {' '.join(args)} failed ({code})")
+"""
+
 GRADES = """import json, sys
 from nbgrader.api import Gradebook
 with Gradebook("sqlite:///" + sys.argv[1] + "/gradebook.db") as gb:
@@ -281,7 +306,13 @@ class Course:
         self.ids = {}                                  # submission name: student id
 
     def nbgrader(self, *args, cwd=None) -> subprocess.CompletedProcess:
-        return run([str(self.bin / "nbgrader"), *args], cwd=cwd or self.course, env=self.env)
+        """`nbgrader ARGS` in `cwd` (the course folder if None)."""
+        return self.commands([(args, cwd)])
+
+    def commands(self, commands: list) -> subprocess.CompletedProcess:
+        """Each `nbgrader ARGS` of [(ARGS, cwd or None), ...] in turn, nbgrader loaded once (COMMANDS)."""
+        todo = [(str(cwd or self.course), [str(a) for a in args]) for args, cwd in commands]
+        return run([str(self.bin / "python"), "-c", COMMANDS, json.dumps(todo)], env=self.env)
 
     def release(self) -> None:
         """generate_assignment and release_assignment, from a fresh source folder."""
@@ -290,26 +321,29 @@ class Course:
         student.course(str(self.course))
         (self.course / "nbgrader_config.py").write_text(CONFIG.format(
             course_id=COURSE_ID, course=self.course, exchange=self.exchange, kernel=KERNEL))
-        self.nbgrader("generate_assignment", student.ASSIGNMENT, "--force")
-        self.nbgrader("release_assignment", student.ASSIGNMENT, "--force")
+        self.commands([(("generate_assignment", student.ASSIGNMENT, "--force"), None),
+                       (("release_assignment", student.ASSIGNMENT, "--force"), None)])
 
-    def submit(self, name: str, sources: dict) -> str:
-        """As a student: fetch the assignment, fill in `sources` ({blank: source}), submit. Returns their id."""
-        sid = f"s{len(self.ids) + 1:02d}"
-        home = self.folder / "students" / sid
-        home.mkdir(parents=True)
+    def submit(self, submissions: dict) -> None:
+        """As each student, one per submission ({name: {blank: source}}): fetch the assignment, fill in the
+        blanks with the submission's sources, submit. Their ids go to `ids`."""
         course = ["--course", COURSE_ID, f"--Exchange.root={self.exchange}"]
-        self.nbgrader("fetch_assignment", student.ASSIGNMENT, *course, cwd=home)
-        path = home / student.ASSIGNMENT / "Continuous_Control.ipynb"
-        nb = nbformat.read(path, as_version=4)
-        for cell in nb.cells:
-            blank = cell.metadata.get("nbgrader", {}).get("grade_id")
-            if blank in sources and cell.metadata["nbgrader"].get("solution"):
-                cell.source = sources[blank].strip()
-        nbformat.write(nb, path)
-        self.nbgrader("submit", student.ASSIGNMENT, *course, f"--student={sid}", cwd=home)
-        self.ids[name] = sid
-        return sid
+        homes = {}
+        for name in submissions:
+            self.ids[name] = sid = f"s{len(self.ids) + 1:02d}"
+            homes[name] = home = self.folder / "students" / sid
+            home.mkdir(parents=True)
+        self.commands([(("fetch_assignment", student.ASSIGNMENT, *course), homes[name]) for name in submissions])
+        for name, sources in submissions.items():
+            path = homes[name] / student.ASSIGNMENT / "Continuous_Control.ipynb"
+            nb = nbformat.read(path, as_version=4)
+            for cell in nb.cells:
+                blank = cell.metadata.get("nbgrader", {}).get("grade_id")
+                if blank in sources and cell.metadata["nbgrader"].get("solution"):
+                    cell.source = sources[blank].strip()
+            nbformat.write(nb, path)
+        self.commands([(("submit", student.ASSIGNMENT, *course, f"--student={self.ids[name]}"), homes[name])
+                       for name in submissions])
 
     def autograde(self, name: str) -> float:
         """Seconds to autograde one student's submission."""
@@ -331,13 +365,12 @@ def grade(names: list[str], folder: Path) -> tuple[dict, dict, Course]:
     kinds = submissions(blank_sources(lesson))
     course = Course(folder, nbgrader_env(), student.grading_env(str(CACHE / "grading")))
     course.release()
-    for name in names:
-        course.submit(name, kinds[name][1])
+    course.submit({name: kinds[name][1] for name in names})
     course.nbgrader("collect", student.ASSIGNMENT)
     seconds = {name: course.autograde(name) for name in names}
-    course.nbgrader("generate_feedback", student.ASSIGNMENT, "--force")
-    course.nbgrader("release_feedback", student.ASSIGNMENT)
-    course.nbgrader("export", "--to", str(course.course / "grades.csv"))
+    course.commands([(("generate_feedback", student.ASSIGNMENT, "--force"), None),
+                     (("release_feedback", student.ASSIGNMENT), None),
+                     (("export", "--to", course.course / "grades.csv"), None)])
     return course.points(), seconds, course
 
 

@@ -162,7 +162,7 @@ class AblationAgent(Agent):
         super().step(states, actions, rewards, next_states, done)
 
     def policy_network(self) -> torch.nn.Module:
-        """What results.export_policy exports: the target actor behind the normaliser, mirrored if asked."""
+        """What results.exported_policy exports: the target actor behind the normaliser, mirrored if asked."""
         if self.cfg.mirror:
             return MirroredPolicy(self.norm, self.actor_target)
         return torch.nn.Sequential(self.norm, self.actor_target)

@@ -111,6 +111,11 @@ def set_aside(folder: str) -> str:
     if os.path.exists(old):
         shutil.rmtree(old)
     os.rename(folder, old)
+    return kept(old)
+
+
+def kept(old: str) -> str:
+    """A checkpoint folder set aside: where it is, and its size."""
     size = sum(os.path.getsize(os.path.join(d, f)) for d, _, files in os.walk(old) for f in files)
     return f"{old} ({size / 1e6:,.0f} MB; delete it when you no longer need it)"
 
@@ -141,6 +146,14 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
         raise _damaged(path, f"it is damaged or not a checkpoint ({reason})") from None
     if not isinstance(state, dict) or not {"config", "code", "episode", "history", "memory", "random"} <= set(state):
         raise _damaged(path, "it is not a checkpoint of this project")
+    episodes = {key: len(value) for key, value in state["history"].items() if isinstance(value, list) and value}
+    if any(n != state["episode"] for n in episodes.values()):
+        raise _damaged(path, f"it is the state after episode {state['episode']}, but its history holds "
+                             + ", ".join(f"{n} episodes of {key}" for key, n in episodes.items()))
+    stored = {name: len(arrays[name]) for name in ("priorities", *REPLAY, *RECORDED)}
+    if any(n != state["memory"]["size"] for n in stored.values()):
+        raise _damaged(path, f"its replay holds {state['memory']['size']} transitions, but its arrays "
+                             + ", ".join(f"{name} {n}" for name, n in stored.items()))
     return state, arrays
 
 
@@ -174,6 +187,8 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
         raise refuse(f"for an environment of another shape: {shape(*state['shape'])}; "
                      f"this one has {shape(*agent.sizes)}")
     m, n = agent.memory, state["memory"]["size"]
+    if n > m.capacity:
+        raise _damaged(path, f"its replay holds {n} transitions, more than the {m.capacity} this agent's replay holds")
     for name in REPLAY:
         _put(getattr(m, name), saved[name])
     if record is not None:
@@ -197,3 +212,9 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     agent.steps, agent.updates = state["steps"], state["updates"]
     return state["episode"], state["history"]
 
+
+
+if __name__ == "__main__":      # after `make run`: what a fresh start set aside, said where the notebook's output is not
+    old = os.path.join(sys.argv[1], "resume.old")
+    if os.path.exists(old):
+        print(f"The checkpoint of the run before this one is kept in {kept(old)}.")

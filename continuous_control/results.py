@@ -1,12 +1,14 @@
-"""A run folder: what a training run leaves behind (`save_results`, at TrainingRun.finish), written once, each
-file whole or not at all (`atomic_file`), and read by everyone (`load_run`)."""
+"""A run folder: what a training run leaves behind (`save_results`, at TrainingRun.finish), written whole or
+not at all (`write_files`), and read by everyone (`load_run`)."""
 import contextlib
 import copy
+import errno
 import glob
 import io
 import json
 import os
 import platform
+import shutil
 import subprocess
 import zipfile
 from dataclasses import asdict
@@ -60,6 +62,44 @@ def atomic_file(path: str, mode: str = "w"):
         raise
 
 
+def write_files(folder: str, files: dict, whole: bool = False) -> None:
+    """`files` ({name: bytes or text}) into `folder`, all or none: each is written in full to a sibling folder
+    first, where a full disk shows, and only then moved into `folder` (a rename, which needs no space). With
+    `whole`, the new files replace the folder's every file (one rename); else other files in it stay.
+    A full disk is an OSError that names the folder and says that nothing in it changed."""
+    folder = os.path.normpath(folder)
+    stage = f"{folder}.partial"
+    shutil.rmtree(stage, ignore_errors=True)
+    try:
+        os.makedirs(stage)
+        for name, data in files.items():
+            with open(os.path.join(stage, name), "wb") as f:
+                f.write(data.encode() if isinstance(data, str) else data)
+        if whole and os.path.isdir(folder):
+            os.replace(folder, f"{folder}.old")
+            os.replace(stage, folder)
+            shutil.rmtree(f"{folder}.old")
+        else:
+            os.makedirs(folder, exist_ok=True)
+            for name in files:
+                os.replace(os.path.join(stage, name), os.path.join(folder, name))
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT):
+            raise OSError(error.errno, f"The disk is full: the files of {folder} were not written, and nothing in "
+                                       f"it changed ({error.strerror})") from None
+        raise
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+
+
+def saved(save, obj) -> bytes:
+    """What `save(obj, file)` writes (torch.save, torch.export.save), made in memory: torch's own file
+    writer aborts the process on a full disk, where a Python write raises."""
+    buffer = io.BytesIO()
+    save(obj, buffer)
+    return buffer.getvalue()
+
+
 # What can change a result: the code and the pins (the notebook's code is its text twin's).
 CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
               "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
@@ -98,16 +138,16 @@ class Float32Input(nn.Module):
         return self.policy(torch.ops.aten._to_copy(states, dtype=torch.float32))
 
 
-def export_policy(agent, path: str, state_size: int) -> None:
-    """The noise-free target actor behind its normaliser as a `torch.export` program, loadable with torch
-    alone (`torch.export.load(path).module()`), for any number of arms and float32 or float64 states."""
+def exported_policy(agent, state_size: int) -> bytes:
+    """The noise-free target actor behind its normaliser as a `torch.export` program (actor.pt2), loadable with
+    torch alone (`torch.export.load(path).module()`): tensors of float32 or float64 states, one row per arm,
+    for any number of arms. `load_policy` also takes numpy arrays and single states."""
     network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
     policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
     exported = torch.export.export(policy, (torch.zeros(2, state_size),),
                                    dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
-    with atomic_file(path, "wb") as f:
-        torch.export.save(exported, f)
+    return saved(torch.export.save, exported)
 
 
 # The archive's only members that torch.export.load reads as tensors: raw weights and tensor constants. Any
@@ -115,10 +155,30 @@ def export_policy(agent, path: str, state_size: int) -> None:
 RAW = ("weight_", "tensor_")
 
 
-def load_policy(path: str) -> nn.Module:
-    """An exported policy (`export_policy`), loaded so that no code in the file can run: before torch reads
-    it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only (torch
-    would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
+class Policy(nn.Module):
+    """An exported policy as `load_policy` gives it: states as a tensor or a numpy array, of any float dtype,
+    one per row (one per arm) or a single state; actions of the same kind and shape (numpy for numpy)."""
+
+    def __init__(self, program, path: str):
+        super().__init__()
+        self.program, self.path = program.module(), path
+        inputs = [n for n in program.graph.nodes if n.op == "placeholder" and n.name in program.graph_signature.user_inputs]
+        self.state_size = int(inputs[0].meta["val"].shape[-1])
+
+    def forward(self, states):
+        x = torch.as_tensor(states)
+        if x.ndim not in (1, 2) or x.shape[-1] != self.state_size or not (x.is_floating_point() or x.numel() == 0):
+            raise ValueError(f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
+                             f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}")
+        actions = self.program(x.reshape(-1, self.state_size))
+        actions = actions[0] if x.ndim == 1 else actions
+        return actions.numpy() if isinstance(states, np.ndarray) else actions
+
+
+def load_policy(path: str) -> Policy:
+    """An exported policy (`exported_policy`) as a `Policy`, loaded so that no code in the file can run: before
+    torch reads it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only
+    (torch would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
     if not zipfile.is_zipfile(path):
         raise ValueError(f"{path} is not a policy exported by this project (not a zip archive)")
     with zipfile.ZipFile(path) as archive:
@@ -133,26 +193,24 @@ def load_policy(path: str) -> nn.Module:
                 except Exception as error:     # what a weights-only load refuses is what could run code
                     raise ValueError(f"{path}: its sample inputs hold more than tensors, which could run code; "
                                      f"refused ({type(error).__name__})") from None
-    return torch.export.load(path).module()
+    return Policy(torch.export.load(path), path)
 
 
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
-    """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary."""
-    os.makedirs(run_dir, exist_ok=True)
-    path = lambda name: os.path.join(run_dir, name)
-    for name, net in (("actor", agent.actor), ("actor_target", agent.actor_target), ("critic", agent.critic),
-                      ("normalizer", agent.norm)):
-        with atomic_file(path(f"{name}.pt"), "wb") as f:
-            torch.save(net.state_dict(), f)
-    export_policy(agent, path("actor.pt2"), agent.norm.mean.numel())
-    write_json(path("config.json"), asdict(agent.cfg))
+    """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary: all of
+    them or none (`write_files`; the folder's other files, such as resume/, stay)."""
+    files = {f"{name}.pt": saved(torch.save, net.state_dict()) for name, net in (
+        ("actor", agent.actor), ("actor_target", agent.actor_target), ("critic", agent.critic), ("normalizer", agent.norm))}
+    files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())
+    files["config.json"] = json.dumps(asdict(agent.cfg), indent=2)
     columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
-    write_csv(path("scores.csv"), "mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
+    files["scores.csv"] = csv_text("mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
     arms = ",".join(f"arm{k}" for k in range(len(history["arms"][0])))
-    write_csv(path("arm_scores.csv"), arms, history["arms"], "{:.2f}")
+    files["arm_scores.csv"] = csv_text(arms, history["arms"], "{:.2f}")
     if history.get("diagnostics"):
         names = list(history["diagnostics"][0])
-        write_csv(path("diagnostics.csv"), ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]), "{:.6g}")
+        files["diagnostics.csv"] = csv_text(",".join(names), ([row[c] for c in names] for row in history["diagnostics"]),
+                                            "{:.6g}")
     solved = history["solved_at"]
     summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
                "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
@@ -164,16 +222,20 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
                # where it ran, and the code it started with (a resume refuses other code that shapes training)
                "machine": machine(), "processor": processor(), "commit": history.get("commit") or code_version(),
                "seed": agent.cfg.seed}
-    write_json(path("summary.json"), summary)
+    files["summary.json"] = json.dumps(summary, indent=2)
+    write_files(run_dir, files)
     return summary
 
 
 def write_csv(path: str, header: str, rows, number: str) -> None:
-    """One row per episode, numbered from 1, each value written as `number` formats it."""
     with atomic_file(path) as f:
-        f.write(f"episode,{header}\n")
-        for i, row in enumerate(rows):
-            f.write(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n")
+        f.write(csv_text(header, rows, number))
+
+
+def csv_text(header: str, rows, number: str) -> str:
+    """One row per episode, numbered from 1, each value written as `number` formats it."""
+    return f"episode,{header}\n" + "".join(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n"
+                                           for i, row in enumerate(rows))
 
 
 def acting(policy):

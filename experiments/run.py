@@ -17,7 +17,7 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from continuous_control.results import ROOT, evaluate, write_json
+from continuous_control.results import ROOT, evaluate, write_files, write_json
 from continuous_control.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -73,11 +73,10 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     evaluation = evaluate(run_dir, seed)
     summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
                    variant=variant, changes=CHANGES[variant], results_version=RESULTS_VERSION, **extra)
-    os.makedirs(out, exist_ok=True)
-    for name in RESULT_FILES[:-1] + ("diagnostics.csv",):
-        if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name)):     # older runs have no diagnostics
-            shutil.copy(os.path.join(run_dir, name), out)
-    Path(os.path.join(out, "summary.json")).write_text(json.dumps(summary, indent=2))
+    names = [name for name in RESULT_FILES[:-1] + ("diagnostics.csv",)    # older runs have no diagnostics
+             if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name))]
+    files = {name: Path(run_dir, name).read_bytes() for name in names}
+    write_files(out, {**files, "summary.json": json.dumps(summary, indent=2)}, whole=True)    # the old result or this one
     return summary
 
 

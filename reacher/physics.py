@@ -10,9 +10,18 @@ p_u = S p_m, axial vectors w_u = -S w_m, and a quaternion (w, x, y, z)_m is (w, 
 from __future__ import annotations
 
 import numbers
+import os
 
-import mujoco
 import numpy as np
+
+try:
+    import mujoco
+except (AttributeError, ImportError, OSError) as error:   # MUJOCO_GL names a backend whose library is missing
+    if not os.environ.get("MUJOCO_GL"):
+        raise
+    raise ImportError(f"MuJoCo could not load the OpenGL backend MUJOCO_GL={os.environ['MUJOCO_GL']!r} asks for "
+                      f"({type(error).__name__}: {error}). Install its library (osmesa: libosmesa6; egl: libegl1), or "
+                      "unset MUJOCO_GL: the Reacher needs OpenGL only to draw, and picks a backend itself") from error
 
 from . import physx
 

@@ -34,7 +34,7 @@ def _output_message(co, info):
     return message
 
 
-def serve(port: int, num_agents: int = 20) -> int:
+def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
     try:
         import communicator_objects as co
         import grpc
@@ -43,7 +43,12 @@ def serve(port: int, num_agents: int = 20) -> int:
               "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio", file=sys.stderr)
         return 2
     channel = grpc.insecure_channel(f"localhost:{port}")
-    grpc.channel_ready_future(channel).result(timeout=60)
+    try:
+        grpc.channel_ready_future(channel).result(timeout=wait)
+    except grpc.FutureTimeoutError:
+        print(f"reacher.serve: no unityagents client listened on port {port} within {wait:g} s. This executable is "
+              "started by the client, not by hand: UnityEnvironment(file_name=...) in Python starts it.", file=sys.stderr)
+        return 2
     exchange = co.UnityToExternalStub(channel).Exchange
     message = co.UnityMessage(header=co.Header(status=200))
     init = message.unity_output.rl_initialization_output
@@ -81,9 +86,10 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--port", type=int, default=5005)
     parser.add_argument("--num-agents", type=int, default=20)
+    parser.add_argument("--wait", type=float, default=60, help="seconds to wait for the client")
     args, _ = parser.parse_known_args(argv)      # and Unity player flags (-nographics, -batchmode): no graphics here
     try:
-        return serve(args.port, args.num_agents)
+        return serve(args.port, args.num_agents, args.wait)
     except (UnityActionException, UnityEnvironmentException) as error:
         print(f"reacher.serve: {error}", file=sys.stderr)
         with open(error_file(args.port), "w") as f:

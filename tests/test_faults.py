@@ -2,6 +2,7 @@
 refused with a way out, a changed code base is not resumed, two runs never share a folder, and the
 behaviour policy always acts with the learner's current actor."""
 import contextlib
+import errno
 import io
 import os
 import shutil
@@ -258,7 +259,7 @@ def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_pat
     """The policy (acting and exported) of mirror=True answers a state and its mirror image with
     mirrored actions, and stores every transition with the goal orbiting one way."""
     from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
-    from continuous_control.results import export_policy
+    from continuous_control.results import exported_policy
     agent = make_agent(Ablation(**SMALL, mirror=True), 33, 4, 20)
     fed(agent, 40)
     s = np.random.default_rng(3).standard_normal((20, 33)).astype(np.float32)
@@ -267,7 +268,7 @@ def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_pat
                                atol=1e-6)
     stored = agent.memory.states[:agent.memory.size]
     assert agent.memory.size > 0 and np.all(stored[:, GOAL_SPEED] >= 0)
-    export_policy(agent, str(tmp_path / "actor.pt2"), 33)
+    (tmp_path / "actor.pt2").write_bytes(exported_policy(agent, 33))
     policy = torch.export.load(str(tmp_path / "actor.pt2")).module()
     with torch.no_grad():
         torch.testing.assert_close(policy(torch.as_tensor(s * MIRROR_OBS)),
@@ -308,3 +309,140 @@ def test_a_crafted_exported_policy_runs_no_code_and_is_refused(tmp_path, where):
     with contextlib.suppress(Exception):           # what the check guards against: torch alone runs it
         torch.export.load(str(path))
     assert marker.exists()
+
+
+class FullDisk(io.RawIOBase):
+    """A file on a full disk: every write fails as the operating system's does."""
+
+    def writable(self):
+        return True
+
+    def write(self, data):
+        raise OSError(errno.ENOSPC, "No space left on device")
+
+
+def fill_the_disk(monkeypatch):
+    """From now on, every file the results module opens to write is on a full disk."""
+    import builtins
+
+    from continuous_control import results
+    monkeypatch.setattr(results, "open", lambda path, mode="r", *a, **k: FullDisk() if "w" in mode
+                        else builtins.open(path, mode, *a, **k), raising=False)   # noqa: SIM115 (open, as patched)
+
+
+def small_result(folder, episodes, arms=2):
+    """save_results for a small agent and a made-up history of `episodes` episodes: the folder's files."""
+    from continuous_control.results import save_results
+    mean = [float(k) for k in range(episodes)]
+    history = {"mean": mean, "min": mean, "max": mean, "avg100": mean, "wall": mean, "arms": [[m] * arms for m in mean],
+               "solved_at": None}
+    save_results(str(folder), Agent(Config(**SMALL), 33, 4, arms), history, None)
+    return {p.name: p.read_bytes() for p in folder.iterdir()}
+
+
+def test_a_full_disk_while_results_are_written_changes_nothing_and_says_so(tmp_path, monkeypatch):
+    """torch's own file writer aborts the process on a full disk (a Jupyter kernel dies, and the history with it):
+    results are made in memory and written to a sibling folder first, so a full disk is an OSError naming the
+    folder, and the old results stay whole."""
+    folder = tmp_path / "run"
+    before = small_result(folder, 3)
+    fill_the_disk(monkeypatch)
+    with pytest.raises(OSError) as error:
+        small_result(folder, 1)
+    assert error.value.errno == errno.ENOSPC and str(folder) in str(error.value) and "disk is full" in str(error.value)
+    assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]         # no partial folder left behind
+
+
+def test_a_recorded_result_replaces_the_old_one_whole_or_not_at_all(tmp_path, monkeypatch):
+    """experiments.run's results/<variant>/seed<k>/: every file of the new run and none of the old (an old
+    diagnostics.csv would otherwise stay beside new scores); on a full disk, the old folder as it was."""
+    from experiments import run as runner
+    monkeypatch.setattr(runner, "evaluate", lambda run_dir, seed: {"episode_means": [1.0] * 5, "arm_means": [1.0, 1.0]})
+    run_dir, out = tmp_path / "runs", tmp_path / "results" / "full" / "seed0"
+    small_result(run_dir, 2)
+    out.mkdir(parents=True)
+    (out / "diagnostics.csv").write_text("episode,q\n1,0.5\n")
+    (out / "summary.json").write_text("{}")
+    runner.record(str(run_dir), str(out), "full", 0)
+    assert sorted(p.name for p in out.iterdir()) == ["arm_scores.csv", "config.json", "scores.csv", "summary.json"]
+    assert (out / "scores.csv").read_bytes() == (run_dir / "scores.csv").read_bytes()
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    small_result(run_dir, 3)
+    fill_the_disk(monkeypatch)
+    with pytest.raises(OSError, match="disk is full"):
+        runner.record(str(run_dir), str(out), "full", 0)
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert sorted(p.name for p in out.parent.iterdir()) == ["seed0"]
+
+
+def test_a_checkpoint_whose_parts_disagree_is_refused_naming_them(saved, tmp_path):
+    """A checkpoint that says episode 50 over a 1-episode history, or a replay larger than its arrays, is
+    refused before anything is restored."""
+    with np.load(saved) as f:
+        arrays = {k: f[k] for k in f.files}
+    state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
+    for change, named in ((lambda s, a: s.update(episode=50), "episode 50"),
+                          (lambda s, a: a.update(states=a["states"][:10]), "states 10")):
+        s, a = dict(state), dict(arrays)
+        change(s, a)
+        blob = io.BytesIO()
+        torch.save(s, blob)
+        with open(saved, "wb") as f:
+            np.savez(f, **{**a, "state": np.frombuffer(blob.getvalue(), np.uint8)})
+        with pytest.raises(checkpoints.CheckpointError) as error:
+            one_episode(tmp_path, resume=True)
+        assert str(saved) in str(error.value) and named in str(error.value)
+
+
+def test_the_exported_policy_takes_numpy_and_single_states(trained):
+    """actor.pt2 as load_policy gives it: tensors or numpy arrays, float32 or float64, one state or one per arm;
+    anything else is a ValueError that names the file and the state size."""
+    from continuous_control.results import load_policy
+    path = str(trained / "actor.pt2")
+    policy = load_policy(path)
+    states = np.random.default_rng(0).standard_normal((20, 33))
+    expected = policy(torch.as_tensor(states, dtype=torch.float32)).detach().numpy()
+    np.testing.assert_allclose(policy(states), expected, atol=1e-6)
+    np.testing.assert_allclose(policy(states[3].astype(np.float32)), expected[3], atol=1e-6)
+    assert isinstance(policy(states), np.ndarray) and policy(torch.as_tensor(states[0])).shape == (4,)
+    for bad in (states[:, :30], states[None], np.zeros((2, 33), int)):
+        with pytest.raises(ValueError) as error:
+            policy(bad)
+        assert path in str(error.value) and "33" in str(error.value)
+
+
+def test_an_opengl_backend_that_cannot_load_is_named(tmp_path):
+    """MUJOCO_GL=osmesa on a machine without OSMesa: importing the Reacher says which backend and what to do,
+    not PyOpenGL's AttributeError (here the library is kept from being found, as on such a machine)."""
+    script = ("import ctypes.util\nfind = ctypes.util.find_library\n"
+              "ctypes.util.find_library = lambda name: None if 'osmesa' in name.lower() else find(name)\nimport reacher")
+    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120,
+                          env={**os.environ, "MUJOCO_GL": "osmesa"})
+    last = done.stderr.strip().splitlines()[-1]
+    assert done.returncode != 0 and "MUJOCO_GL='osmesa'" in last and "unset MUJOCO_GL" in last, done.stderr[-2000:]
+
+
+def test_the_executable_started_by_hand_says_it_needs_the_client(tmp_path):
+    """The built-in executable connects to the unityagents client: started alone, it says so and exits 2."""
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        port = s.getsockname()[1]                  # a port no client listens on
+    done = subprocess.run([sys.executable, "-m", "reacher.serve", "--port", str(port), "--wait", "1"], capture_output=True,
+                          text=True, cwd=tmp_path, timeout=120)
+    assert done.returncode == 2 and f"port {port}" in done.stderr and "UnityEnvironment" in done.stderr, done.stderr
+
+
+def test_make_run_says_where_the_set_aside_checkpoint_is_and_its_size(tmp_path):
+    """The notebook's output does not reach make run's terminal: a step after it names the old checkpoint."""
+    from tools import tasks
+    assert [argv[2:] for argv, _ in tasks.commands("run")][-1] == ["continuous_control.checkpoints", "checkpoints"]
+    (tmp_path / "resume.old").mkdir()
+    (tmp_path / "resume.old" / checkpoints.FILE).write_bytes(b"0" * 3_000_000)
+    done = subprocess.run([sys.executable, "-m", "continuous_control.checkpoints", str(tmp_path)], capture_output=True,
+                          text=True, timeout=120)
+    assert str(tmp_path / "resume.old") in done.stdout and "3 MB" in done.stdout
+    empty = subprocess.run([sys.executable, "-m", "continuous_control.checkpoints", str(tmp_path / "none")],
+                           capture_output=True, text=True, timeout=120)
+    assert empty.returncode == 0 and empty.stdout == ""

@@ -69,13 +69,10 @@ def graded(tmp_path_factory):
     course = grading.Course(folder, bin_, jupyter_path)
     course.env["GRADER_TIMEOUT"] = "5"             # a loop costs its blank's point after 5 s instead of 20
     course.release()
-    for name, (sources, _) in SUBMISSIONS.items():
-        course.submit(name, sources)
-    course.nbgrader("collect", student.ASSIGNMENT)
-    course.nbgrader("autograde", student.ASSIGNMENT, "--create", "--force")
-    course.nbgrader("generate_feedback", student.ASSIGNMENT, "--force")
-    course.nbgrader("release_feedback", student.ASSIGNMENT)
-    course.nbgrader("export", "--to", str(folder / "grades.csv"))
+    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()})
+    course.commands([(("collect", student.ASSIGNMENT), None), (("autograde", student.ASSIGNMENT, "--create", "--force"), None),
+                     (("generate_feedback", student.ASSIGNMENT, "--force"), None),
+                     (("release_feedback", student.ASSIGNMENT), None), (("export", "--to", folder / "grades.csv"), None)])
     return course
 
 

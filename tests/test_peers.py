@@ -60,10 +60,10 @@ def test_a_run_on_another_schedule_is_not_finished(tmp_path):
         assert not peers.finished(str(tmp_path), name, seed)
 
 
-@pytest.mark.skipif(peers.SMOKE, reason="SMOKE size shrinks today's schedule")
-def test_the_saved_td3_and_sac_results_are_still_finished(tmp_path):
+def test_the_saved_td3_and_sac_results_are_still_finished(tmp_path, monkeypatch):
     """A config.json as `make peers` wrote it for td3 before the settings existed (Schedule had
     `fast_until`, unset; no "settings" key) holds today's run: `make peers` does not run it again."""
+    monkeypatch.setattr(peers, "SMOKE", False)         # today's full-size schedule, whatever the shell says
     old = {"algorithm": "TD3", "seed": 0, "episodes": 100, "episode_steps": 1001, "arms": 20,
            "schedule": {"name": "the agent's: every step for 20 episodes, then every 8", "learning_starts": 4999,
                         "fast_episodes": 20, "later": 8, "fast_until": None},

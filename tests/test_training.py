@@ -40,9 +40,33 @@ def run(run_dir, episodes=2, env=None, resume=False, **changes):
                  checkpoint_every=1)
 
 
+def stepped_env():
+    """The built-in Reacher after what the notebook does before training: a random agent, a check of the done step."""
+    env = ReacherEnvironment(seed=0, verbose=False)
+    env.reset()
+    for _ in range(1500):
+        env.step(np.clip(np.random.default_rng(1).standard_normal((20, 4)), -1, 1))
+    return env
+
+
 @pytest.fixture(scope="module")
-def reference(tmp_path_factory):
-    return run(tmp_path_factory.mktemp("reference"), episodes=3)
+def reference_run(tmp_path_factory):
+    """A 3-episode run as the notebook makes it (on an environment already stepped), checkpointed after each
+    episode: its folder and history. Tests that change a run work on a copy (`finished`)."""
+    folder = tmp_path_factory.mktemp("reference")
+    return folder, run(folder, episodes=3, env=stepped_env())
+
+
+@pytest.fixture
+def reference(reference_run):
+    return reference_run[1]
+
+
+@pytest.fixture
+def finished(reference_run, tmp_path):
+    """A copy of the reference run's folder: a finished 3-episode run with its checkpoint."""
+    shutil.copytree(reference_run[0], tmp_path / "run")
+    return tmp_path / "run"
 
 
 def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys):
@@ -68,8 +92,10 @@ def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, 
     resumed = run(tmp_path / "resumed", 3, resume=True, learn_every_until=1)
     assert "Resuming after episode 2" in capsys.readouterr().out
     assert resumed["diagnostics"] == whole["diagnostics"] and resumed["arms"] == whole["arms"]
-    default = run(tmp_path / "default", 2)        # the default: 20 fast episodes
-    assert default["diagnostics"][1]["updates"] == 1001
+
+
+def test_by_default_the_second_episode_learns_every_step(reference):
+    assert Config().learn_every_until >= 2 and reference["diagnostics"][1]["updates"] == 1001
 
 
 def test_a_checkpoint_write_that_fails_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
@@ -142,62 +168,53 @@ def test_a_failed_background_write_is_reported_at_once_and_keeps_the_previous_ch
     assert os.listdir(tmp_path) == [checkpoints.FILE] and (tmp_path / checkpoints.FILE).read_bytes() == before
 
 
-def test_a_new_run_starts_afresh_and_keeps_one_old_checkpoint(tmp_path, capsys):
-    first = run(tmp_path, 1)
-    capsys.readouterr()
-    again = run(tmp_path, 1)
-    assert f"kept in {tmp_path / 'resume.old'}" in capsys.readouterr().out
-    assert again["arms"] == first["arms"] and os.path.exists(tmp_path / "resume.old" / checkpoints.FILE)
-    kept = (tmp_path / "resume" / checkpoints.FILE).read_bytes()
-    run(tmp_path, 1, seed=1)                          # the one before is kept, the one before that deleted
-    assert f"kept in {tmp_path / 'resume.old'}" in capsys.readouterr().out
-    assert sorted(p.name for p in tmp_path.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
-    assert (tmp_path / "resume.old" / checkpoints.FILE).read_bytes() == kept
+def test_a_new_run_starts_afresh_and_keeps_one_old_checkpoint(reference, finished, capsys):
+    again = run(finished, 1)
+    assert f"kept in {finished / 'resume.old'}" in capsys.readouterr().out
+    assert again["arms"] == reference["arms"][:1] and os.path.exists(finished / "resume.old" / checkpoints.FILE)
+    kept = (finished / "resume" / checkpoints.FILE).read_bytes()
+    run(finished, 1, seed=1)                          # the one before is kept, the one before that deleted
+    assert f"kept in {finished / 'resume.old'}" in capsys.readouterr().out
+    assert sorted(p.name for p in finished.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
+    assert (finished / "resume.old" / checkpoints.FILE).read_bytes() == kept
 
 
-def test_a_finished_run_is_not_trained_again_and_can_be_extended(tmp_path, capsys):
-    run(tmp_path, 1)
-    capsys.readouterr()
-    again = run(tmp_path, 1, resume=True)
-    assert len(again["mean"]) == 1 and "episode 1" in capsys.readouterr().out     # said, and nothing trained
-    longer = run(tmp_path, 2, resume=True)
-    assert "Resuming after episode 1" in capsys.readouterr().out and len(longer["mean"]) == 2
+def test_a_finished_run_is_not_trained_again_and_can_be_extended(reference, finished, capsys):
+    again = run(finished, 3, resume=True)
+    assert again["arms"] == reference["arms"] and "episode 3" in capsys.readouterr().out     # said, and nothing trained
+    longer = run(finished, 4, resume=True)
+    assert "Resuming after episode 3" in capsys.readouterr().out
+    assert len(longer["mean"]) == 4 and longer["arms"][:3] == reference["arms"]
 
 
-def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_it(tmp_path, monkeypatch):
+def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_it(finished, monkeypatch):
     """RESUME=1 with another configuration names the fields that differ, and sets nothing aside."""
-    run(tmp_path, 1)
-    before = (tmp_path / "resume" / checkpoints.FILE).read_bytes()
+    before = (finished / "resume" / checkpoints.FILE).read_bytes()
     with pytest.raises(checkpoints.CheckpointError) as refused:
-        run(tmp_path, 1, resume=True, n_step=3, tau=0.01)
+        run(finished, 3, resume=True, n_step=3, tau=0.01)
     assert "n_step" in str(refused.value) and "tau" in str(refused.value) and "gamma" not in str(refused.value)
     from continuous_control import agent
     monkeypatch.setattr(agent, "code_fingerprint", lambda *train: "other code")   # the code train fingerprints
     with pytest.raises(checkpoints.CheckpointError, match="reacher/physics.py"):
-        run(tmp_path, 1, resume=True)
-    assert (tmp_path / "resume" / checkpoints.FILE).read_bytes() == before       # nothing set aside or deleted
-    assert [p.name for p in tmp_path.iterdir() if p.name.startswith("resume")] == ["resume"]
+        run(finished, 3, resume=True)
+    assert (finished / "resume" / checkpoints.FILE).read_bytes() == before       # nothing set aside or deleted
+    assert [p.name for p in finished.iterdir() if p.name.startswith("resume")] == ["resume"]
 
 
-def test_the_notebooks_run_is_the_experiments_run(tmp_path):
-    """The notebook trains on an environment its earlier cells already stepped and reset; train
-    seeds the goals from cfg.seed's goal stream, so its scores equal experiments/run.py's for the same seed."""
-    env = ReacherEnvironment(seed=0, verbose=False)
-    env.reset()
-    for _ in range(1500):                          # the notebook's random agent and done-step check
-        env.step(np.clip(np.random.default_rng(1).standard_normal((20, 4)), -1, 1))
-    notebook = run(tmp_path / "notebook", 2, env=env)
+def test_the_notebooks_run_is_the_experiments_run(reference, tmp_path):
+    """The notebook trains on an environment its earlier cells already stepped and reset (the reference run);
+    train seeds the goals from cfg.seed's goal stream, so its scores equal experiments/run.py's for the same seed."""
     run_one("full", 0, 2, True, runs=str(tmp_path / "runs"), results=str(tmp_path / "results"), **SMALL)
     scores = np.genfromtxt(tmp_path / "results" / "full" / "seed0" / "scores.csv", delimiter=",", names=True)
-    np.testing.assert_array_equal(np.round(notebook["mean"], 4), scores["mean"])
+    np.testing.assert_array_equal(np.round(reference["mean"][:2], 4), scores["mean"])
     saved = json.loads((tmp_path / "results" / "full" / "seed0" / "summary.json").read_text())
     assert len(saved["eval_noise_free_5"]) == 5 and saved["variant"] == "full"
 
 
-def test_exported_policy_loads_with_torch_alone_and_is_the_target_actor(tmp_path):
+def test_exported_policy_loads_with_torch_alone_and_is_the_target_actor(reference_run):
     """The README's three lines load the exported policy: the target actor (the moving average),
     without noise, behind the state normaliser."""
-    run(tmp_path, 1)
+    tmp_path = reference_run[0]
     policy = torch.export.load(str(tmp_path / "actor.pt2")).module()
     states = torch.as_tensor(ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations,
                              dtype=torch.float32)
@@ -246,11 +263,11 @@ def test_the_agents_classes_pickle_as_an_ordinary_module():
     assert type(clone) is NoisyActor and all(torch.equal(p, q) for p, q in zip(actor.parameters(), clone.parameters()))
 
 
-def test_diagnostics_record_what_learning_saw(tmp_path):
-    history = run(tmp_path, 2)
+def test_diagnostics_record_what_learning_saw(reference_run):
+    folder, history = reference_run
     cfg = Config(**SMALL)
-    diag = np.genfromtxt(tmp_path / "diagnostics.csv", delimiter=",", names=True)
-    assert list(diag["episode"]) == [1, 2] and diag["updates"][1] == 1001       # an update every step of episode 2
+    diag = np.genfromtxt(folder / "diagnostics.csv", delimiter=",", names=True)
+    assert list(diag["episode"]) == [1, 2, 3] and diag["updates"][1] == 1001       # an update every step of episode 2
     for key in ("critic_loss", "q", "td_abs", "max_priority"):
         assert np.all(np.isfinite(diag[key])), key
     assert np.all((diag["young_share"] >= 0) & (diag["young_share"] <= 1))
