@@ -169,8 +169,9 @@ def _student(source: str, name: str, namespace: dict, blank_names: set) -> None:
                     setattr(cls, key, value)
 
 
-def run_program(cells: list[dict]) -> dict:
-    """{name: error} of the graded cells that fail, and of a student cell that fails to run."""
+def run_program(cells: list[dict], first: bool = False) -> dict:
+    """{name: error} of the graded cells that fail, and of a student cell that fails to run; with `first`,
+    the first such failure alone (the rest of the program is not run)."""
     import matplotlib
     matplotlib.use("Agg")
     import torch
@@ -188,10 +189,12 @@ def run_program(cells: list[dict]) -> dict:
         except BaseException as error:      # a check that fails, or code that no longer defines what follows
             if cell["kind"] in ("graded", "student", "check"):
                 failed[cell["name"]] = f"{type(error).__name__}: {error}"[:500]
+                if first:
+                    break
     return failed
 
 
-def _child(cells: list[dict], out_fd: int) -> None:
+def _child(cells: list[dict], out_fd: int, first: bool = False) -> None:
     """In a forked child: limits, then the program; its result as JSON to `out_fd`."""
     pages = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     resource.setrlimit(resource.RLIMIT_AS, (pages + MEMORY, pages + MEMORY))
@@ -200,7 +203,7 @@ def _child(cells: list[dict], out_fd: int) -> None:
     os.dup2(devnull, 2)
     sys.stdout = sys.stderr = printed = io.StringIO()
     try:
-        failed = run_program(cells)
+        failed = run_program(cells, first)
     except BaseException as error:            # MemoryError included
         failed = {"program": f"{type(error).__name__}: {error}"[:500]}
     with os.fdopen(out_fd, "w") as out:
@@ -231,7 +234,7 @@ def serve() -> None:
         pid = os.fork()
         if pid == 0:
             os.close(read)
-            _child(request["cells"], write)
+            _child(request["cells"], write, request.get("first", False))
         os.close(write)
         ready, _, _ = select.select([read], [], [], request.get("timeout", TIMEOUT))
         if ready:
@@ -260,14 +263,14 @@ class Grader:
     def blanks(self) -> list[str]:
         return [cell["id"] for cell in self.edition if cell["kind"] == "blank"]
 
-    def run(self, cells_: list[dict]) -> dict:
-        """{"failed": {name: error}, "output": text} of one program."""
+    def run(self, cells_: list[dict], first: bool = False) -> dict:
+        """{"failed": {name: error}, "output": text} of one program; with `first`, it stops at the first failure."""
         if self.server is None or self.server.poll() is not None:
             self.server = subprocess.Popen([sys.executable, "-I", "-m", "grader", "--serve"], stdin=subprocess.PIPE,
                                            stdout=subprocess.PIPE, text=True, cwd=HERE.parent,
                                            env={**os.environ, "GRADER_TIMEOUT": str(self.timeout)})
             self.server.stdin.write(json.dumps({"warmup": True, "cells": program(self.edition)}) + "\n")
-        self.server.stdin.write(json.dumps({"cells": cells_, "timeout": self.timeout}) + "\n")
+        self.server.stdin.write(json.dumps({"cells": cells_, "timeout": self.timeout, "first": first}) + "\n")
         self.server.stdin.flush()
         ready, _, _ = select.select([self.server.stdout], [], [], self.timeout + 30)
         line = self.server.stdout.readline() if ready else ""

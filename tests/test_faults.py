@@ -418,7 +418,7 @@ def test_an_opengl_backend_that_cannot_load_is_named(tmp_path):
     script = ("import ctypes.util\nfind = ctypes.util.find_library\n"
               "ctypes.util.find_library = lambda name: None if 'osmesa' in name.lower() else find(name)\nimport reacher")
     done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env={**os.environ, "MUJOCO_GL": "osmesa"})
+                          env={**{k: v for k, v in os.environ.items() if k != "PYOPENGL_PLATFORM"}, "MUJOCO_GL": "osmesa"})
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode != 0 and "MUJOCO_GL='osmesa'" in last and "unset MUJOCO_GL" in last, done.stderr[-2000:]
 

@@ -69,16 +69,6 @@ def finished(reference_run, tmp_path):
     return tmp_path / "run"
 
 
-def test_interrupted_run_resumes_to_the_same_scores(reference, tmp_path, capsys):
-    with pytest.raises(KeyboardInterrupt):        # halfway through episode 2
-        run(tmp_path, 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 1500))
-    capsys.readouterr()
-    resumed = run(tmp_path, 3, resume=True)
-    assert "Resuming after episode 1" in capsys.readouterr().out
-    assert resumed["arms"] == reference["arms"]      # episode 1 kept, episodes 2-3 replayed exactly
-    assert resumed["diagnostics"] == reference["diagnostics"]
-
-
 def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, capsys):
     """With learn_every_until=1 only episode 1 learns every step, and a run resumed in episode 3
     repeats the whole run."""
@@ -98,9 +88,11 @@ def test_by_default_the_second_episode_learns_every_step(reference):
     assert Config().learn_every_until >= 2 and reference["diagnostics"][1]["updates"] == 1001
 
 
-def test_a_checkpoint_write_that_fails_leaves_the_previous_checkpoint(reference, tmp_path, monkeypatch, capsys):
-    """A checkpoint write that fails (here: at the rename that completes it) keeps the previous
-    checkpoint whole and leaves no temporary file; a run interrupted later resumes from it to the same scores."""
+def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same_scores(reference, tmp_path,
+                                                                                       monkeypatch, capsys):
+    """A checkpoint write that fails (here: at the rename that completes it, after episode 2) keeps the
+    previous checkpoint whole and leaves no temporary file; the run, interrupted (as by Ctrl-C) halfway through
+    episode 3, resumes from episode 1's checkpoint and replays episodes 2-3 exactly: scores and diagnostics."""
     real_replace, calls = os.replace, []
 
     def failing(src, dst):
@@ -117,7 +109,7 @@ def test_a_checkpoint_write_that_fails_leaves_the_previous_checkpoint(reference,
     assert os.listdir(tmp_path / "resume") == [checkpoints.FILE]
     resumed = run(tmp_path, 3, resume=True)
     assert "Resuming after episode 1" in capsys.readouterr().out
-    assert resumed["arms"] == reference["arms"]
+    assert resumed["arms"] == reference["arms"] and resumed["diagnostics"] == reference["diagnostics"]
 
 
 def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_saved(tmp_path, monkeypatch):

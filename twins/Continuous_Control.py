@@ -1716,11 +1716,12 @@ assert Spy.seen == [("episode", 1), *episode, ("episode", 2), *episode] and hist
 
 # %% [markdown]
 # The configuration: the defaults above, or the smoke configuration (two episodes, a small
-# buffer, early learning) when `SMOKE=1`.
+# buffer, early learning, and a shorter evaluation and replay in section 9) when `SMOKE=1`.
 
 # %%
 cfg = Config(buffer_size=20_000, batch_size=64, warmup=1_000) if SMOKE else Config()
 max_episodes = 2 if SMOKE else 200
+eval_episodes, replay_steps = (1, 40) if SMOKE else (5, 200)
 print("\n".join(f"{name:18s} {value}" for name, value in asdict(cfg).items()))
 
 # %%
@@ -1809,7 +1810,7 @@ for name, act in candidates.items():
     with torch.no_grad():
         arm_scores = reacher.play(reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
                                   lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
-                                  episodes=5).mean(0)
+                                  episodes=eval_episodes).mean(0)
     print(f"{name:24s} mean {arm_scores.mean():.2f}, worst arm {arm_scores.min():.2f}, best {arm_scores.max():.2f}")
 
 # %% [markdown]
@@ -1819,7 +1820,7 @@ for name, act in candidates.items():
 # the slider. Without a kernel the panel shows one frame.
 
 # %%
-replay_panel(policy)
+replay_panel(policy, replay_steps)
 
 # %%
 env.close()
