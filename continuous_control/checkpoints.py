@@ -213,8 +213,3 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     return state["episode"], state["history"]
 
 
-
-if __name__ == "__main__":      # after `make run`: what a fresh start set aside, said where the notebook's output is not
-    old = os.path.join(sys.argv[1], "resume.old")
-    if os.path.exists(old):
-        print(f"The checkpoint of the run before this one is kept in {kept(old)}.")

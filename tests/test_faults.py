@@ -437,12 +437,12 @@ def test_the_executable_started_by_hand_says_it_needs_the_client(tmp_path):
 def test_make_run_says_where_the_set_aside_checkpoint_is_and_its_size(tmp_path):
     """The notebook's output does not reach make run's terminal: a step after it names the old checkpoint."""
     from tools import tasks
-    assert [argv[2:] for argv, _ in tasks.commands("run")][-1] == ["continuous_control.checkpoints", "checkpoints"]
+    assert [argv[2:] for argv, _ in tasks.commands("run")][-1] == ["tools.set_aside", "checkpoints"]
     (tmp_path / "resume.old").mkdir()
     (tmp_path / "resume.old" / checkpoints.FILE).write_bytes(b"0" * 3_000_000)
-    done = subprocess.run([sys.executable, "-m", "continuous_control.checkpoints", str(tmp_path)], capture_output=True,
-                          text=True, timeout=120)
-    assert str(tmp_path / "resume.old") in done.stdout and "3 MB" in done.stdout
-    empty = subprocess.run([sys.executable, "-m", "continuous_control.checkpoints", str(tmp_path / "none")],
+    done = subprocess.run([sys.executable, "-m", "tools.set_aside", str(tmp_path)], capture_output=True, text=True,
+                          timeout=120, cwd=ROOT)
+    assert str(tmp_path / "resume.old") in done.stdout and "3 MB" in done.stdout and done.stderr == ""
+    empty = subprocess.run([sys.executable, "-m", "tools.set_aside", str(tmp_path / "none")], cwd=ROOT,
                            capture_output=True, text=True, timeout=120)
     assert empty.returncode == 0 and empty.stdout == ""

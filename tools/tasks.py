@@ -25,7 +25,7 @@ TASKS = {
                  [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
                   (["tools.no_widget_state", "Continuous_Control.ipynb"], {}),
                   # the notebook's output does not reach the terminal: where a fresh start set the old checkpoint aside
-                  (["continuous_control.checkpoints", "checkpoints"], {})]),
+                  (["tools.set_aside", "checkpoints"], {})]),
     "figures": ("doc/'s figures from checkpoints/ and results/", [(["experiments.figures"], {})]),
     "report": ("maintainers: the solving run's analyses, doc/'s figures, then Report.ipynb executed from them",
                ["diagnose", "figures", "report-notebook"]),
