@@ -64,7 +64,7 @@ class Recorder:
 
 def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
-    log = np.array(torch.stack(record.log).double().cpu() if record.device and record.log else record.log, float)
+    log = torch.stack(record.log).double().cpu().numpy() if record.device and record.log else np.array(record.log, float)
     record.log.clear()
     m, log = agent.memory, log.reshape(-1, len(LOGGED))
     row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),

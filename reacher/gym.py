@@ -42,7 +42,7 @@ def observation_space(goal_speed: float = 1.0) -> spaces.Box:
     low[3:7], high[3:7] = -1.0, 1.0                               # rotations: unit quaternions
     low[16:20], high[16:20] = -1.0, 1.0
     around(slice(26, 29), (0.0, GOAL_HEIGHT, 0.0), (GOAL_RADIUS, 0.0, GOAL_RADIUS))   # the goal's circle
-    low[29:32] = high[29:32] = (0.0, 1.0, 0.0)                    # the hand's local position: constant
+    around(slice(29, 32), (0.0, 1.0, 0.0), 0.0)                   # the hand's local position: constant
     low[32], high[32] = -abs(goal_speed), abs(goal_speed)         # goalSpeed: uniform(-1, 1) * goal_speed
     return spaces.Box(low.astype(np.float32), high.astype(np.float32), dtype=np.float32)
 

@@ -38,9 +38,11 @@ TASKS = {
                [(["tools.wheels"], {})]),
     "test": ("every test, with no network: the linter, units, both notebooks executed (the lesson at SMOKE size)", [
         (["ruff", "check", "."], {}),
-        # Two processes, a file's tests (a notebook's cells) in one; the longest files first, so that none is
-        # left running alone at the end.
-        (["pytest", "tests/test_nbgrader.py", "Continuous_Control.ipynb", "tests/test_student.py", "Report.ipynb", "tests",
+        # Two processes, a file's tests (a notebook's cells) in one; the longest files first (about 120 s to 25 s),
+        # so that none is left running alone at the end.
+        (["pytest", "tests/test_nbgrader.py", "tests/test_training.py", "tests/test_unity_client.py",
+          "tests/test_student.py", "tests/test_grader.py", "tests/test_benchmarks.py", "tests/test_algorithm.py",
+          "Report.ipynb", "tests/test_bugs.py", "Continuous_Control.ipynb", "tests/test_peers.py", "tests",
           "--nbval-lax", "--nbval-current-env", "-n", "2", "--dist", "loadfile"],
          SMOKE)]),
     "export": ("after editing a notebook: its text twin, the exported agent and the student edition", [
