@@ -130,7 +130,7 @@ def _damaged(path: str, reason) -> CheckpointError:
 def read_checkpoint(path: str) -> tuple[dict, dict]:
     """(state, arrays) of a checkpoint file, loaded so that a crafted file runs no code; CheckpointError if not one."""
     try:
-        with np.load(path, allow_pickle=False) as saved:
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as saved:    # closed even if np.load fails
             arrays = {name: saved[name] for name in saved.files}
         missing = [name for name in ("state", "priorities", *REPLAY, *RECORDED) if name not in arrays]
         if missing:

@@ -287,6 +287,8 @@ class Grader:
         if self.server is not None:
             self.server.kill()
             self.server.wait()
+            self.server.stdin.close()
+            self.server.stdout.close()
             self.server = None
 
 

@@ -53,7 +53,7 @@ class Payload:
         self.marker = marker
 
     def __reduce__(self):
-        return open, (self.marker, "w")
+        return os.mkdir, (self.marker,)
 
 
 def replace_member(path, name, blob):

@@ -20,7 +20,8 @@ def cells(path):
 
 
 def notebook(name):
-    return json.load(open(os.path.join(ROOT, name), encoding="utf-8"))
+    with open(os.path.join(ROOT, name), encoding="utf-8") as f:
+        return json.load(f)
 
 
 @pytest.mark.parametrize("notebook_name, twin", PAIRS)

@@ -5,6 +5,7 @@ import os
 import subprocess
 import sys
 import textwrap
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -25,7 +26,7 @@ def run(run_dir, episodes=1, arms=20, resume=False):
 
 def files(folder) -> dict:
     """Every file under `folder`, relative path: bytes."""
-    return {os.path.relpath(os.path.join(d, f), folder): open(os.path.join(d, f), "rb").read()
+    return {os.path.relpath(os.path.join(d, f), folder): Path(d, f).read_bytes()
             for d, _, names in os.walk(folder) for f in names}
 
 
