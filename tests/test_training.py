@@ -70,17 +70,17 @@ def finished(reference_run, tmp_path):
 
 
 def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, capsys):
-    """With learn_every_until=1 only episode 1 learns every step, and a run resumed in episode 3
-    repeats the whole run."""
-    whole = run(tmp_path / "whole", 3, learn_every_until=1)
+    """With learn_every_until=1 only episode 1 learns every step; a run resumed in episode 2 (from episode
+    1's checkpoint, the fast episodes' end) learns on the same steps and repeats the whole run."""
+    whole = run(tmp_path / "whole", 2, learn_every_until=1)
     updates = [d["updates"] for d in whole["diagnostics"]]
     later = Config().learn_every_later
-    # from episode 2, an update at each step with steps % later == 0
-    assert updates[0] > 900 and updates[1:] == [e * 1001 // later - (e - 1) * 1001 // later for e in (2, 3)]
-    with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
-        run(tmp_path / "resumed", 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500), learn_every_until=1)
-    resumed = run(tmp_path / "resumed", 3, resume=True, learn_every_until=1)
-    assert "Resuming after episode 2" in capsys.readouterr().out
+    # in episode 2, an update at each step with steps % later == 0
+    assert updates[0] > 900 and updates[1] == 2 * 1001 // later - 1001 // later
+    with pytest.raises(KeyboardInterrupt):        # halfway through episode 2
+        run(tmp_path / "resumed", 2, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 1500), learn_every_until=1)
+    resumed = run(tmp_path / "resumed", 2, resume=True, learn_every_until=1)
+    assert "Resuming after episode 1" in capsys.readouterr().out
     assert resumed["diagnostics"] == whole["diagnostics"] and resumed["arms"] == whole["arms"]
 
 
@@ -196,9 +196,9 @@ def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_i
 def test_the_notebooks_run_is_the_experiments_run(reference, tmp_path):
     """The notebook trains on an environment its earlier cells already stepped and reset (the reference run);
     train seeds the goals from cfg.seed's goal stream, so its scores equal experiments/run.py's for the same seed."""
-    run_one("full", 0, 2, True, runs=str(tmp_path / "runs"), results=str(tmp_path / "results"), **SMALL)
+    run_one("full", 0, 1, True, runs=str(tmp_path / "runs"), results=str(tmp_path / "results"), **SMALL)
     scores = np.genfromtxt(tmp_path / "results" / "full" / "seed0" / "scores.csv", delimiter=",", names=True)
-    np.testing.assert_array_equal(np.round(reference["mean"][:2], 4), scores["mean"])
+    np.testing.assert_array_equal(np.round(reference["mean"][:1], 4), np.atleast_1d(scores["mean"]))
     saved = json.loads((tmp_path / "results" / "full" / "seed0" / "summary.json").read_text())
     assert len(saved["eval_noise_free_5"]) == 5 and saved["variant"] == "full"
 
