@@ -141,3 +141,22 @@ def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
             if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
         links += [(path.name, target) for target in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in target]
     assert links and [(name, t) for name, t in links if not Path(handout, t).exists()] == []
+
+
+@pytest.mark.parametrize("where", ["a student's folder", "results/x", ".", "doc"])
+def test_a_handout_never_writes_over_anything(tmp_path, where):
+    """--handout into a folder that holds work, or inside the checkout (where it would copy itself into
+    itself), stops with one sentence that names the folder, and writes nothing."""
+    if where == "a student's folder":
+        folder = tmp_path / "lab"
+        folder.mkdir()
+        (folder / "Continuous_Control.ipynb").write_text("my work")
+    else:
+        folder = Path(student.ROOT) / where
+    with pytest.raises(SystemExit) as refused:
+        student.main(["--handout", str(folder)])
+    message = str(refused.value.code)
+    assert message.startswith("refusing to write into") and str(folder) in message and "\n" not in message
+    if where == "a student's folder":
+        assert (folder / "Continuous_Control.ipynb").read_text() == "my work" and len(list(folder.iterdir())) == 1
+    assert not (Path(student.ROOT) / "results" / "x").exists()
