@@ -211,5 +211,3 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
         env.physics.rng.bit_generator.state = random["env"]
     agent.steps, agent.updates = state["steps"], state["updates"]
     return state["episode"], state["history"]
-
-

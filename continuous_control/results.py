@@ -76,6 +76,7 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
             with open(os.path.join(stage, name), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)
         if whole and os.path.isdir(folder):
+            shutil.rmtree(f"{folder}.old", ignore_errors=True)      # left by an interrupted replacement
             os.replace(folder, f"{folder}.old")
             os.replace(stage, folder)
             shutil.rmtree(f"{folder}.old")
@@ -167,7 +168,7 @@ class Policy(nn.Module):
 
     def forward(self, states):
         x = torch.as_tensor(states)
-        if x.ndim not in (1, 2) or x.shape[-1] != self.state_size or not (x.is_floating_point() or x.numel() == 0):
+        if x.ndim not in (1, 2) or x.shape[-1] != self.state_size or not x.is_floating_point():
             raise ValueError(f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
                              f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}")
         actions = self.program(x.reshape(-1, self.state_size))
