@@ -141,12 +141,13 @@ class MeanPriorityReplay(PrioritizedReplay):
 class AblationAgent(Agent):
     """The lesson's Agent, with the parts its `Ablation` config swaps."""
 
-    def __init__(self, cfg: Ablation, state_size: int, action_size: int, num_agents: int):
-        super().__init__(cfg, state_size, action_size, num_agents)
-        if cfg.new_priority != "recent":
-            replay = LargestEverReplay if cfg.new_priority == "largest_ever" else MeanPriorityReplay
-            window = 1 if replay is LargestEverReplay else cfg.priority_window
-            self.memory = replay(cfg.buffer_size, state_size, action_size, cfg.alpha, cfg.priority_offset, self.rng, window)
+    def make_memory(self):
+        cfg = self.cfg
+        if cfg.new_priority == "recent":
+            return super().make_memory()
+        replay = LargestEverReplay if cfg.new_priority == "largest_ever" else MeanPriorityReplay
+        window = 1 if replay is LargestEverReplay else cfg.priority_window
+        return replay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, window)
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
         if not self.cfg.mirror:

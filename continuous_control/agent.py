@@ -6,23 +6,26 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 
 
 # --- 1. The environment ---
-import functools
 from dataclasses import asdict, dataclass
 
+
 import numba
+
+
 import numpy as np
+
+
 import torch
+
+
 import torch.nn as nn
+
+
 import torch.nn.functional as F
 
-from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, use_gpu
 
-
-def method_of(cls):
-    """Decorator: add the function to `cls` as a method, so that a class can grow cell by cell (d2l's `add_to_class`)."""
-    def add(function):
-        setattr(cls, function.__name__, function)
-    return add
+from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device,
+                                refuse_non_finite, seed_streams)
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -182,36 +185,25 @@ class DDPG(Networks):
         self.actor_opt.step()
         return loss.detach()
 
+    def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
+        """The TD targets, one per transition (2.2)."""
+        return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
 
-# --- 2.2 Target networks and the update ---
-@method_of(DDPG)
-def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
-    """The TD targets, one per transition (2.2)."""
-    return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
+    def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The TD errors, shaped as q, and the weighted loss (2.2)."""
+        td = y - q
+        return td, (w * td.pow(2)).mean()
 
+    def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
+        """Minus the critic's mean value of the actor's actions."""
+        return -self.critic(s, self.actor(s)).mean()
 
-# --- 2.2 Target networks and the update ---
-@method_of(DDPG)
-def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The TD errors, shaped as q, and the weighted loss (2.2)."""
-    td = y - q
-    return td, (w * td.pow(2)).mean()
-
-
-# --- 2.2 Target networks and the update ---
-@method_of(DDPG)
-def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
-    """Minus the critic's mean value of the actor's actions."""
-    return -self.critic(s, self.actor(s)).mean()
-
-
-# --- 2.2 Target networks and the update ---
-@method_of(DDPG)
-@torch.no_grad()
-def update_targets(self) -> None:
-    """Step 3: every target parameter moves tau of the way to its network's."""
-    for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+    @torch.no_grad()
+    def update_targets(self) -> None:
+        """Step 3: every target parameter moves tau of the way to its network's."""
+        for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
+            for t, o in zip(target.parameters(), online.parameters()):
+                t.lerp_(o, self.cfg.tau)                  # t <- t + tau (o - t)
 
 
 # --- 2.3 Overestimation, and clipped double-Q ---
@@ -229,7 +221,6 @@ class TwinCritic(nn.Module):
         return torch.stack([self.q1(state, action), self.q2(state, action)])
 
 
-# --- 2.3 Overestimation, and clipped double-Q ---
 class TwinCriticTarget(TwinCritic):
     """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
 
@@ -265,36 +256,24 @@ class NStepAccumulator:
         self.count += 1
         return self.emit(next_states) if self.count == self.n else None
 
+    def emit(self, next_states: np.ndarray) -> tuple:
+        """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
+        ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))     # sum_k gamma^k r_{t+k}, per arm
+        disc = np.full(len(ret), self.discounts[self.n], np.float32)
+        return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
-# --- 3. n-step targets ---
-@method_of(NStepAccumulator)
-def emit(self, next_states: np.ndarray) -> tuple:
-    """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
-    ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
-    disc = np.full(len(ret), self.discounts[self.n], np.float32)
-    return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
-
-
-# --- 3. n-step targets ---
-@method_of(NStepAccumulator)
-def flush(self, last_states: np.ndarray) -> tuple | None:
-    """The pending starts, their rows ordered by start then arm, or None when none is pending."""
-    first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
-    m = self.count
-    if m - first <= 0:
-        return None
-    starts = np.arange(first, m)                           # start j covers steps j..m-1
-    lengths = m - starts
-    # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
-    weights = np.where(np.arange(m)[None, :] >= starts[:, None],
-                       self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
-    ret = weights @ self.rewards[:m]                       # (starts, arms)
-    agents = self.rewards.shape[1]
-    disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
-    boot = np.broadcast_to(last_states, (len(starts),) + last_states.shape)
-    flat = lambda x: x.reshape((-1,) + x.shape[2:])
-    return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
-            flat(np.array(boot, np.float32)), disc)
+    def flush(self, last_states: np.ndarray) -> tuple | None:
+        """The pending starts, their rows ordered by start then arm, or None when none is pending."""
+        first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+        m = self.count
+        if m - first <= 0:
+            return None
+        rows = []
+        for j in range(first, m):                            # start j covers steps j..m-1, then the last real state
+            ret = sum(self.discounts[k] * self.rewards[j + k] for k in range(m - j))
+            disc = np.full(len(ret), self.discounts[m - j])
+            rows.append((self.states[j], self.actions[j], ret, last_states, disc))
+        return tuple(np.concatenate(column, dtype=np.float32) for column in zip(*rows))
 
 
 # --- 4.1 Sampling by priority, with a sum tree ---
@@ -306,7 +285,6 @@ def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
     return 2 * node, u
 
 
-# --- 4.1 Sampling by priority, with a sum tree ---
 @numba.njit
 def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
     """Write each leaf, then recompute its ancestors from their children, up to the root."""
@@ -353,13 +331,7 @@ class SumTree:
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
         return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
-                         compiled(walk_step))
-
-
-@functools.cache
-def compiled(function):
-    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
-    return numba.njit(function)
+                         compiled(walk_step))     # the package's numba cache: one compilation per definition
 
 
 # --- 4.2 Importance weights, and the buffer ---
@@ -378,13 +350,15 @@ class PrioritizedReplay:
         self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
         self.next, self.size, self.updates = 0, 0, 0
 
-    def add(self, states, actions, returns, next_states, discounts) -> None:
+    def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
+        """Store a batch of transitions over the oldest; return the rows they went to."""
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.entry_priority))
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
+        return idx
 
     def sample(self, batch: int, beta: float):
         """Indices, importance weights and the batch, drawn in `batch` equal segments of the total."""
@@ -403,22 +377,18 @@ class PrioritizedReplay:
     def _set_priority(self, idx, priorities) -> None:
         self.priorities[idx] = priorities ** self.alpha
 
+    def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
+        """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+        priorities = np.abs(td_errors) + self.offset
+        self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+        self.updates += 1
+        self._set_priority(idx, priorities)
 
-# --- 4.2 Importance weights, and the buffer ---
+
 def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
     """The batch's importance weights, the largest of them 1 (4.2)."""
     weights = (size * priorities / total) ** -beta
     return weights / weights.max()
-
-
-# --- 4.2 Importance weights, and the buffer ---
-@method_of(PrioritizedReplay)
-def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
-    """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
-    priorities = np.abs(td_errors) + self.offset
-    self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
-    self.updates += 1
-    self._set_priority(idx, priorities)
 
 
 # --- 5.1 Noisy layers ---
@@ -456,13 +426,10 @@ class NoisyLinear(nn.Module):
             return F.linear(x, self.weight_mean, self.bias_mean)
         return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
 
-
-# --- 5.1 Noisy layers ---
-@method_of(NoisyLinear)
-def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
-    return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-            torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+    def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+        return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+                torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
 
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
@@ -503,14 +470,11 @@ class OrnsteinUhlenbeck:
         self.kappa, self.scale, self.generator = kappa, scale, generator
         self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
 
-
-# --- 5.2 The noisy actor, and noise correlated in time ---
-@method_of(OrnsteinUhlenbeck)
-def sample(self) -> torch.Tensor:
-    """The process's next state, kept in self.state and returned."""
-    xi = torch.randn(self.state.shape, generator=self.generator)
-    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
-    return self.state
+    def sample(self) -> torch.Tensor:
+        """The process's next state, kept in self.state and returned."""
+        xi = torch.randn(self.state.shape, generator=self.generator)
+        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+        return self.state
 
 
 # --- 6.1 The behaviour policy ---
@@ -541,13 +505,6 @@ class Behaviour(nn.Module):
 
 
 # --- 6.2 The agent: all of it together ---
-def seed_streams(seed: int) -> dict:
-    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
-    names = ("goals", "replay", "weights", "noise")
-    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
-
-
-# --- 6.2 The agent: all of it together ---
 class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
@@ -559,17 +516,22 @@ class Agent(DDPG):
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
                          target(state_size, action_size, cfg.hidden), state_size)
         self.behaviour = self.make_behaviour()
-        self.memory = PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
-        self.nstep, self.steps, self.updates = None, 0, 0
+        self.memory = self.make_memory()
+        self.observers = []          # things told of each storage and update: on_add(idx), on_update(out)
+        self.nstep = None
+        self.steps = 0
+        self.updates = 0
         self.to(cfg.device)
-        if torch.device(cfg.device).type == "cuda":
-            use_gpu(self)                     # the replay on the GPU too, and `learn` replayed as one CUDA graph
 
     def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
         return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
 
     def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
         return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
+
+    def make_memory(self):
+        cfg = self.cfg
+        return PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1), learning interval and first policy."""
@@ -591,39 +553,30 @@ class Agent(DDPG):
         self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
-            self.memory.add(*transitions)
+            idx = self.memory.add(*transitions)
+            for observer in self.observers:
+                observer.on_add(idx)
         self.steps += 1
         if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-            self.learn()
+            out = self.learn()
+            for observer in self.observers:
+                observer.on_update(out)
 
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
-
-def refuse_non_finite(step: int, **arrays) -> None:
-    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
-    it would spread through the replay into every network."""
-    for name, x in arrays.items():
-        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
-        if bad.any():
-            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
-                             f"({np.asarray(x)[np.argmax(bad)]})")
-
-
-# --- 6.2 The agent: all of it together ---
-@method_of(Agent)
-def learn(self) -> dict:
-    """One update of the networks on a prioritized batch, and of the batch's priorities."""
-    idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
-    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
-    self.memory.update_priorities(idx, td.cpu().numpy())
-    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
-    actor_loss = self.update_actor(s)
-    self.update_targets()
-    self.updates += 1
-    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+    def learn(self) -> dict:
+        """One update of the networks on a prioritized batch, and of the batch's priorities."""
+        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
+        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+        s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+        self.memory.update_priorities(idx, td.cpu().numpy())
+        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+        actor_loss = self.update_actor(s)
+        self.update_targets()
+        self.updates += 1
+        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
 
 
 # --- 7. Training ---
@@ -636,6 +589,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
+    agent_class = for_device(agent_class, cfg.device)          # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
     run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):

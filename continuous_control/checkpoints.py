@@ -26,7 +26,8 @@ from .results import atomic_file
 
 FILE = "checkpoint.npz"
 # The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
-SHAPING = ("continuous_control/agent.py", "continuous_control/ablations.py", "continuous_control/devices.py",
+SHAPING = ("continuous_control/agent.py", "continuous_control/ablations.py", "continuous_control/config.py",
+           "continuous_control/devices.py",
            "continuous_control/training.py", "continuous_control/checkpoints.py",
            "reacher/environment.py", "reacher/physics.py", "reacher/physx.py")
 

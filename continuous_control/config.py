@@ -1,4 +1,5 @@
-"""The checks of the lesson's `Config`, `FIELD=VALUE` text typed by its annotations, and a run's setup."""
+"""The checks of the lesson's `Config` and of its agent's inputs, the seed streams, `FIELD=VALUE` text typed by
+its annotations, and a run's setup."""
 import ast
 import atexit
 import dataclasses
@@ -8,6 +9,8 @@ import shutil
 import tempfile
 import types
 import typing
+
+import numpy as np
 
 EXPLORATIONS = ("noisynet", "ou", "none")          # the ablations' Config (continuous_control.ablations)
 NEW_PRIORITIES = ("recent", "largest_ever", "mean")
@@ -57,6 +60,23 @@ def check_config(cfg) -> None:
                          f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}")
     if getattr(cfg, "noise_per_arm", False) and cfg.exploration != "noisynet":
         raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {cfg.exploration!r}")
+
+
+def refuse_non_finite(step: int, **arrays) -> None:
+    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
+    it would spread through the replay into every network."""
+    for name, x in arrays.items():
+        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
+        if bad.any():
+            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
+                             f"({np.asarray(x)[np.argmax(bad)]})")
+
+
+def seed_streams(seed: int) -> dict:
+    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
+    names = ("goals", "replay", "weights", "noise")
+    streams = np.random.SeedSequence(seed).spawn(len(names))
+    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, streams)}
 
 
 def parse_overrides(config_class, pairs: list) -> dict:

@@ -1,5 +1,5 @@
-"""Where the networks live and learn: `Networks` moves them together; on a GPU, `use_gpu` runs the lesson's agent
-with no host synchronisation per update (with `Config(device="cuda")` the Agent calls it; a CPU runs the lesson as written):
+"""The lesson's agent on a GPU with no host synchronisation per update: `for_device(Agent, "cuda")`, which the
+lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU runs the lesson as written):
 - the replay and its priorities move to the GPU (`DeviceReplay`). A prefix-sum search is `searchsorted` on
   the priorities' running sum, which finds the leaf the sum tree's walk finds: no TD error goes to the host;
 - one whole update (sampling, critic, priorities, actor, targets), the behaviour policy's refresh and its
@@ -55,6 +55,7 @@ class DeviceReplay:
         self.priorities.p[idx] = self.recent.max() ** self.alpha          # the entry priority, never read on the host
         self.next = (self.next + len(rows)) % self.capacity
         self.size = min(self.size + len(rows), self.capacity)
+        return idx
 
     @property
     def entry_priority(self) -> float:
@@ -96,7 +97,7 @@ class Graph:
     def __call__(self, *values):
         for static, value in zip(self.inputs, values):         # one copy each, from pinned memory to a GPU
             value = torch.as_tensor(value)
-            static.copy_(value.pin_memory() if static.is_cuda else value, non_blocking=True)
+            static.copy_(value.pin_memory() if static.is_cuda and not value.is_cuda else value, non_blocking=True)
         if not self.capture:
             return self.fn(*self.inputs)
         if self.calls < EAGER_UPDATES:
@@ -115,51 +116,95 @@ class Graph:
         return self.out
 
 
-def graphed_learn(agent, capture: bool = True):
-    """`agent.learn` on the device: `update` as a Graph, fed by the host its random numbers and counters."""
-    m, noise = agent.memory, agent.actor.noise_size
-    graph = Graph(functools.partial(update, agent), torch.zeros(agent.cfg.batch_size + noise + 3, dtype=torch.float64,
-                                                                device=m.rows.device), capture=capture)
-    for group in (g for opt in (agent.actor_opt, agent.critic_opt) for g in opt.param_groups):
-        group["capturable"] = graph.capture            # Adam's step count on the device, read inside the graph
+class GraphedAgent:
+    """The lesson's agent (or a subclass with its parts) with its replay on its networks' device, its update as
+    one Graph, and its behaviour's refresh and actions as Graphs (see the module's docstring). A mixin: use
+    `for_device(Agent, "cuda")`, which puts it before the agent's class."""
 
-    def learn() -> dict:
-        u = m.rng.random(agent.cfg.batch_size)                               # the draws of memory.sample
-        eps = torch.randn(noise, generator=agent.gen)                        # then learn's fresh noise
-        out = graph(np.concatenate([u, eps.double().numpy(), [agent.beta(), m.size, m.updates % m.window]]))
-        m.updates, agent.updates = m.updates + 1, agent.updates + 1
+    capture = True                      # False: the same tensor path, run eagerly (no CUDA graph)
+
+    def make_memory(self):
+        return DeviceReplay(lesson_part(super().make_memory(), "PrioritizedReplay"), torch.device(self.cfg.device))
+
+    def make_behaviour(self):
+        behaviour = lesson_part(super().make_behaviour(), "Behaviour")
+        return GraphedBehaviour(behaviour, self.sizes) if self.capture else behaviour
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        lesson_part(self.actor, "NoisyActor")
+        inputs = torch.zeros(self.cfg.batch_size + self.actor.noise_size + 3, dtype=torch.float64, device=self.cfg.device)
+        self.graph = Graph(functools.partial(update, self), inputs, capture=self.capture)
+        for group in (g for opt in (self.actor_opt, self.critic_opt) for g in opt.param_groups):
+            group["capturable"] = self.graph.capture       # Adam's step count on the device, read inside the graph
+
+    def learn(self) -> dict:
+        """`update` fed by the host its random numbers, drawn from the agent's streams in the CPU's order, and counters."""
+        m = self.memory
+        u = m.rng.random(self.cfg.batch_size)                                # the draws of memory.sample
+        eps = torch.randn(self.actor.noise_size, generator=self.gen)         # then learn's fresh noise
+        out = self.graph(np.concatenate([u, eps.double().numpy(), [self.beta(), m.size, m.updates % m.window]]))
+        m.updates += 1
+        self.updates += 1
         return out                                                           # still on the device
-    learn.graph = graph
-    return learn
 
 
-def graph_acting(agent) -> None:
-    """The behaviour policy's refresh (6.1) and its actions, each one Graph: fed the noise, and the states."""
-    b, (arms, state_size, _) = agent.behaviour, agent.sizes
-    weight = next(agent.critic.parameters())
+class GraphedBehaviour(torch.nn.Module):
+    """The lesson's behaviour policy (6.1), its refresh and its actions for all arms each one Graph, fed the noise
+    and the states. Anything else (`noise`, `mean_actor`, ...) is the lesson's."""
 
-    def refresh(eps):
-        for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
-            copy.copy_(source)
-        b.learner.actor.draw(eps, into=b.actor)
+    def __init__(self, lesson: torch.nn.Module, sizes: tuple):
+        super().__init__()
+        self.lesson = lesson
+        self.arms, self.state_size = sizes[:2]
+        self.graphs = None                         # made at the first refresh, on the networks' final device
 
-    refreshing = Graph(refresh, torch.zeros(agent.actor.noise_size, dtype=weight.dtype, device=weight.device))
-    acting = Graph(b.forward, torch.zeros(arms, state_size, dtype=weight.dtype, device=weight.device))
-    lesson_act = agent.act
-    b.refresh = lambda: refreshing(b.noise.sample())
-    agent.act = lambda states, explore=True: (acting(torch.as_tensor(states, dtype=weight.dtype)).to("cpu", torch.float32).numpy()
-                                              if explore and len(states) == arms else lesson_act(states, explore))
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)
+        except AttributeError:
+            return getattr(self._modules["lesson"], name)
+
+    def make_graphs(self) -> None:
+        b = self.lesson
+        weight = next(b.learner.critic.parameters())
+
+        def refresh(eps):
+            for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
+                copy.copy_(source)
+            b.learner.actor.draw(eps, into=b.actor)
+
+        zeros = functools.partial(torch.zeros, dtype=weight.dtype, device=weight.device)
+        self.graphs = (Graph(refresh, zeros(b.learner.actor.noise_size)), Graph(b.forward, zeros(self.arms, self.state_size)))
+
+    def refresh(self) -> None:
+        if self.graphs is None:
+            self.make_graphs()
+        self.graphs[0](self.lesson.noise.sample())
+
+    def forward(self, states: torch.Tensor) -> torch.Tensor:
+        if self.graphs is None or len(states) != self.arms:
+            return self.lesson(states)
+        return self.graphs[1](states)
 
 
-def use_gpu(agent, capture: bool = True) -> None:
-    """Move the agent's replay to its networks' device and learn and act there (see the module's docstring)."""
-    lesson = {"memory": "PrioritizedReplay", "behaviour": "Behaviour", "actor": "NoisyActor"}
-    odd = [type(getattr(agent, part)).__name__ for part, name in lesson.items() if type(getattr(agent, part)).__name__ != name]
-    if odd:           # a variant's own part (the report's ablations) would be silently replaced by the lesson's
-        raise ValueError(f"The GPU path knows the lesson's replay, behaviour and actor, not {', '.join(odd)}: "
+def lesson_part(part, name: str):
+    """`part`, if it is the lesson's `name`: a variant's own part (the report's ablations) has no tensor path."""
+    if type(part).__name__ != name:
+        raise ValueError(f"The GPU path knows the lesson's replay, behaviour and actor, not {type(part).__name__}: "
                          f"train this agent on the CPU.")
-    device = next(agent.critic.parameters()).device
-    agent.memory = DeviceReplay(agent.memory, device)
-    agent.learn = graphed_learn(agent, capture)
-    if capture:
-        graph_acting(agent)
+    return part
+
+
+@functools.cache
+def graphed(agent_class: type, capture: bool = True) -> type:
+    """`agent_class` on its device's tensor path: GraphedAgent mixed in before it."""
+    return type(f"Graphed{agent_class.__name__}", (GraphedAgent, agent_class), {"capture": capture})
+
+
+def for_device(agent_class: type, device: str) -> type:
+    """The class that trains `agent_class` fastest on `device`: itself on a CPU (or if already graphed), its
+    graphed form on a GPU."""
+    if issubclass(agent_class, GraphedAgent) or torch.device(device).type != "cuda":
+        return agent_class
+    return graphed(agent_class)

@@ -7,10 +7,12 @@ The notebook is the only hand-edited source of the agent; experiments, benchmark
 module (pickle works; linters, editors and tracebacks see a real file). tests/test_notebooks.py keeps them equal.
 """
 import argparse
+import ast
 import difflib
 import json
 import os
 import sys
+import textwrap
 from pathlib import Path
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
@@ -26,17 +28,51 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 
 
 def module_source(notebook: str = NOTEBOOK) -> str:
-    """The module's text: the header, then each exported cell under the notebook heading it follows."""
+    """The module's text: the header, then the exported cells, each section's under one heading. A function
+    decorated `@method_of(Cls)` in a later cell goes into the body of `class Cls`, as nbdev folds `@patch`."""
     cells = json.loads(Path(notebook).read_text(encoding="utf-8"))["cells"]
-    blocks, heading = [HEADER], None
+    blocks = []  # [heading, source] in the notebook's order; a class's block grows by its methods
+    classes = {}  # class name: its block
+    heading = None
     for cell in cells:
         source = "".join(cell["source"])
         if cell["cell_type"] == "markdown":
             titles = [line.lstrip("#").strip() for line in source.splitlines() if line.startswith("#")]
             heading = titles[-1] if titles else heading
         elif TAG in cell.get("metadata", {}).get("tags", []):
-            blocks.append((f"# --- {heading} ---\n" if heading else "") + source.strip() + "\n")
-    return "\n\n".join(blocks)
+            for name, owner, text in statements(source):
+                if owner is None:
+                    blocks.append([heading, text])
+                    if name:
+                        classes[name] = blocks[-1]
+                elif owner in classes:
+                    classes[owner][1] += "\n\n" + textwrap.indent(text, "    ")
+                else:
+                    raise ValueError(f"@method_of({owner}) in {notebook}: no exported class {owner} before it")
+    out, last = [HEADER], None
+    for block_heading, text in blocks:
+        if block_heading != last and block_heading:
+            text = f"# --- {block_heading} ---\n" + text
+        last = block_heading
+        out.append(text.strip("\n") + "\n")
+    return "\n\n".join(out)
+
+
+def statements(source: str):
+    """(class name or None, the class a `@method_of` function belongs to or None, its text) for each top-level
+    statement of a cell, with the comments above it; a method's `@method_of` line dropped."""
+    lines = source.splitlines()
+    start = 0  # the first line (0-based) after the previous statement
+    for node in ast.parse(source).body:
+        text = lines[start : node.end_lineno]
+        owner = None
+        for d in getattr(node, "decorator_list", []):
+            if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "method_of":
+                owner = d.args[0].id
+                del text[d.lineno - 1 - start : d.end_lineno - start]
+        start = node.end_lineno
+        name = node.name if isinstance(node, ast.ClassDef) else None
+        yield name, owner, "\n".join(text).strip("\n")
 
 
 def main(argv=None) -> int:

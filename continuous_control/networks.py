@@ -1,4 +1,8 @@
-"""`Networks`, which moves the networks of the lesson's DDPG and their optimisers together, and `to_device`."""
+"""`Networks`, which moves the networks of the lesson's DDPG and their optimisers together, `to_device`, and
+`compiled`, numba's compilation of the lesson's functions, cached."""
+import functools
+
+import numba
 import numpy as np
 import torch
 import torch.nn as nn
@@ -8,6 +12,12 @@ def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
     """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done."""
     x = torch.as_tensor(x, dtype=dtype)
     return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x.to(device)
+
+
+@functools.cache
+def compiled(function):
+    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
+    return numba.njit(function)
 
 
 class Networks:

@@ -22,40 +22,34 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the co
 
 
 class Recorder:
-    """The diagnostics' bookkeeping: it wraps `learn`, `add` and `update_priorities` to note what each update
-    saw, and per stored transition when it was added and whether it was replayed since. It changes no value.
-    Its notes are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
+    """The diagnostics' bookkeeping, an observer of the agent: per update what it saw, and per stored transition
+    when it was added and whether it was replayed since. It changes no value. Its notes are arrays of the
+    replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
 
     def __init__(self, agent):
-        memory, self.log, self.adds = agent.memory, [], 0
-        self.device = device = getattr(memory, "device", None)        # a DeviceReplay's, or None: the lesson's replay
-        self.born, self.replayed, ring = (x.to(device) if device else x.numpy() for x in (torch.zeros(
-            memory.capacity, dtype=torch.int64), torch.zeros(memory.capacity, dtype=torch.bool), torch.arange(memory.capacity)))
-        add, update_priorities, learn = memory.add, getattr(memory, "update_priorities", None), agent.learn
+        capacity = agent.memory.capacity
+        self.device = getattr(agent.memory, "device", None)        # a DeviceReplay's, or None: the lesson's replay
+        self.born = torch.zeros(capacity, dtype=torch.int64)
+        self.replayed = torch.zeros(capacity, dtype=torch.bool)
+        self.born, self.replayed = (x.to(self.device) if self.device else x.numpy() for x in (self.born, self.replayed))
+        self.log = []
+        self.adds = 0
+        agent.observers.append(self)
 
-        def recorded_add(*transitions):
-            idx = (memory.next + ring[:len(transitions[2])]) % memory.capacity
-            add(*transitions)
-            self.born[idx], self.replayed[idx], self.adds = self.adds, False, self.adds + 1
+    def on_add(self, idx) -> None:
+        """A batch of transitions was stored at rows `idx`."""
+        self.born[idx] = self.adds
+        self.replayed[idx] = False
+        self.adds += 1
 
-        def note(idx, td_errors):
-            self.replayed[idx] = True
-            self.batch = (torch.as_tensor(td_errors).abs().mean(), (self.age(idx) <= 1000).sum() / len(idx))
-
-        def recorded_update(idx, td_errors):
-            update_priorities(idx, td_errors)
-            note(idx, td_errors)
-
-        def recorded_learn():
-            out = learn()
-            if "idx" in out:                   # the GPU's update is one CUDA graph, which calls no Python
-                note(out["idx"], out["td"])
-            row = (out["critic_loss"], out["actor_loss"], out["q"], *self.batch)
-            self.log.append(torch.stack(row) if device else [float(x) for x in row])    # a GPU's numbers stay there
-            return out
-        memory.add, agent.learn = recorded_add, recorded_learn
-        if update_priorities is not None:
-            memory.update_priorities = recorded_update
+    def on_update(self, out: dict) -> None:
+        """An update: its losses and mean Q, and its batch's rows `idx` and TD errors `td`."""
+        idx = out["idx"]
+        self.replayed[idx] = True
+        td_abs = torch.as_tensor(out["td"]).abs().mean()
+        young = (self.age(idx) <= 1000).sum() / len(idx)
+        row = (out["critic_loss"], out["actor_loss"], out["q"], td_abs, young)
+        self.log.append(torch.stack(row) if self.device else [float(x) for x in row])    # a GPU's numbers stay there
 
     def age(self, idx):
         """How many insertions ago each transition was added."""

@@ -143,19 +143,22 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
 
 
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
-    """The recorder marks what update_priorities touched; a new add clears the mark of the slots it overwrites."""
+    """The recorder, told of each storage and update, marks the rows an update sampled; a new add clears the
+    mark of the slots it overwrites."""
     from types import SimpleNamespace
 
     from continuous_control.agent import PrioritizedReplay
     from continuous_control.training import Recorder, backlog
     zeros = np.zeros((6, 1), np.float32)
     m = PrioritizedReplay(8, 1, 1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
-    record = Recorder(SimpleNamespace(memory=m, learn=None))
-    m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32))
-    m.update_priorities(np.array([0, 1]), np.array([0.5, 0.5]))      # p: 0.5, 0.5, then 4 new ones at 1
+    record = Recorder(SimpleNamespace(memory=m, observers=[]))
+    record.on_add(m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32)))
+    idx, td = np.array([0, 1]), np.array([0.5, 0.5])
+    m.update_priorities(idx, td)                                       # p: 0.5, 0.5, then 4 new ones at 1
+    record.on_update({"critic_loss": 0.0, "actor_loss": 0.0, "q": 0.0, "idx": idx, "td": td})
     b = backlog(m, record)
     assert b["unreplayed_share"] == pytest.approx(4 / 6) and b["unreplayed_mass"] == pytest.approx(4 / 5)
-    m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32))   # wraps: overwrites 0 and 1
+    record.on_add(m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32)))   # overwrites 0, 1
     assert not record.replayed[:2].any() and backlog(m, record)["unreplayed_share"] == pytest.approx(1.0)
     assert list(record.age(np.arange(8))) == [1, 1, 2, 2, 2, 2, 1, 1]       # insertions ago: the 2nd wrote 6, 7, 0, 1
 

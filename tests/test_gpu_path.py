@@ -5,9 +5,9 @@ import numpy as np
 import pytest
 import torch
 
-from continuous_control import use_gpu
 from continuous_control.agent import Agent, Config
 from continuous_control.checkpoints import load_checkpoint, save_checkpoint
+from continuous_control.devices import DeviceReplay, graphed
 from continuous_control.training import Recorder, diagnostics
 
 S, A, ARMS = 33, 4, 20
@@ -44,8 +44,7 @@ def assert_same(a: dict, b: dict, tol: float) -> None:
 
 def test_tensor_path_learns_what_the_lesson_learns():
     """30 updates on the same transitions: weights, targets, priorities and the ring of largest priorities agree."""
-    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
-    use_gpu(fast)                                        # on a CPU: the tensor replay, the update run eagerly
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), graphed(Agent)(Config(**SMALL), S, A, ARMS)  # on a CPU: eager
     feed(lesson, 45), feed(fast, 45)
     assert lesson.updates == fast.updates == fast.memory.updates == 33
     assert fast.memory.size == lesson.memory.size
@@ -54,8 +53,7 @@ def test_tensor_path_learns_what_the_lesson_learns():
 
 def test_tensor_path_samples_the_sum_trees_leaves():
     """The prefix-sum search by searchsorted finds the leaf the sum tree's walk finds."""
-    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
-    use_gpu(fast)
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), graphed(Agent)(Config(**SMALL), S, A, ARMS)
     p = np.random.default_rng(1).random(1000) ** 3
     lesson.memory.priorities[np.arange(1000)] = p
     fast.memory.priorities[np.arange(1000)] = p
@@ -68,40 +66,37 @@ def test_tensor_path_samples_the_sum_trees_leaves():
 
 def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
     """The diagnostics are those of the lesson's agent, and a checkpoint resumes to the same state."""
-    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), Agent(Config(**SMALL), S, A, ARMS)
-    use_gpu(fast)
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), graphed(Agent)(Config(**SMALL), S, A, ARMS)
     rows = [diagnostics(agent, feed(agent, 40)) for agent in (lesson, fast)]
     assert rows[0]["updates"] == rows[1]["updates"] == 28
     for key, value in rows[0].items():
         assert np.isclose(value, rows[1][key], rtol=1e-4), key
     record = Recorder(fast)
     save_checkpoint(str(tmp_path), fast, None, 1, {"mean": []}, "code", record)
-    again = Agent(Config(**SMALL), S, A, ARMS)
-    use_gpu(again)
+    again = graphed(Agent)(Config(**SMALL), S, A, ARMS)
     assert load_checkpoint(str(tmp_path), again, None, "code", Recorder(again)) == (1, {"mean": []})
     assert_same(state(fast), state(again), 0)
 
 
 def test_variants_of_the_agent_are_refused():
     """The speed path knows the lesson's replay and behaviour only: an ablation's own would be lost. An Ablation
-    on CUDA is refused as it is made, before Agent.__init__ calls use_gpu and the variant swaps its parts."""
+    on CUDA is refused as its config is made."""
     from continuous_control.ablations import Ablation, AblationAgent
     with pytest.raises(ValueError, match="ablations train on the CPU"):
         Ablation(**SMALL, mirror=True, device="cuda")
     with pytest.raises(ValueError, match="MeanPriorityReplay"):
-        use_gpu(AblationAgent(Ablation(**SMALL, new_priority="mean"), S, A, ARMS))
+        graphed(AblationAgent)(Ablation(**SMALL, new_priority="mean"), S, A, ARMS)
 
     class Timed(Agent):                                  # a subclass with the lesson's parts is the lesson's agent
         pass
-    use_gpu(Timed(Config(**SMALL), S, A, ARMS))
+    assert isinstance(graphed(Timed)(Config(**SMALL), S, A, ARMS).memory, DeviceReplay)
 
 
 @CUDA
 def test_cuda_graph_replays_the_eager_update():
     """The captured update, replayed, does what the same update run eagerly does."""
-    eager, graphed = Agent(Config(**SMALL), S, A, ARMS).to("cuda"), Agent(Config(**SMALL, device="cuda"), S, A, ARMS)
-    use_gpu(eager, capture=False)                        # no graph, for acting or learning
-    graph = graphed.learn.graph                          # feed's Recorder wraps learn
-    feed(eager, 60), feed(graphed, 60)
-    assert graph.calls > 10 and graph.captured is not None
-    assert_same(state(eager), state(graphed), 1e-4)
+    eager = graphed(Agent, capture=False)(Config(**SMALL, device="cuda"), S, A, ARMS)      # no graph at all
+    captured = graphed(Agent)(Config(**SMALL, device="cuda"), S, A, ARMS)
+    feed(eager, 60), feed(captured, 60)
+    assert captured.graph.calls > 10 and captured.graph.captured is not None
+    assert_same(state(eager), state(captured), 1e-4)

@@ -43,8 +43,10 @@ HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README a
 WITHHELD = {
     "continuous_control/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
     "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
-                                     'def use_gpu(agent, capture: bool = True) -> None:\n'
-                                     '    raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n',
+                                     'def for_device(agent_class, device: str):\n'
+                                     '    if device != "cpu":\n'
+                                     '        raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n'
+                                     '    return agent_class\n',
 }
 # The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
 LAB_PACKAGES = {"torch", "numpy", "mujoco", "numba", "llvmlite", "pillow", "matplotlib", "tqdm", "ipywidgets", "ipykernel",

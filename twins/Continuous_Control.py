@@ -55,7 +55,6 @@
 # build instead, set the environment variable `REACHER_UNITY_BUILD` to its path.
 
 # %% tags=["export"]
-import functools
 from dataclasses import asdict, dataclass
 
 import numba
@@ -64,14 +63,20 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, use_gpu
+from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device,
+                                refuse_non_finite, seed_streams)
 
+# %% [markdown]
+# A class grows here cell by cell, as in d2l: `@method_of(Cls)` adds the function below it to `Cls`. The
+# package's `continuous_control/agent.py`, exported from this notebook, writes each class in one piece.
 
+# %%
 def method_of(cls):
-    """Decorator: add the function to `cls` as a method, so that a class can grow cell by cell (d2l's `add_to_class`)."""
+    """Decorator: add the function to `cls` as a method."""
     def add(function):
         setattr(cls, function.__name__, function)
     return add
+
 
 # %%
 import os
@@ -512,7 +517,8 @@ assert q_of_actor() > before and torch.equal(nn.utils.parameters_to_vector(ddpg.
 def update_targets(self) -> None:
     """Step 3: every target parameter moves tau of the way to its network's."""
     for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
-        torch._foreach_lerp_(list(target.parameters()), list(online.parameters()), self.cfg.tau)
+        for t, o in zip(target.parameters(), online.parameters()):
+            t.lerp_(o, self.cfg.tau)                  # t <- t + tau (o - t)
 
 
 # %% [markdown]
@@ -707,7 +713,7 @@ class NStepAccumulator:
 @method_of(NStepAccumulator)
 def emit(self, next_states: np.ndarray) -> tuple:
     """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
-    ret = np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)
+    ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))     # sum_k gamma^k r_{t+k}, per arm
     disc = np.full(len(ret), self.discounts[self.n], np.float32)
     return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
@@ -742,18 +748,12 @@ def flush(self, last_states: np.ndarray) -> tuple | None:
     m = self.count
     if m - first <= 0:
         return None
-    starts = np.arange(first, m)                           # start j covers steps j..m-1
-    lengths = m - starts
-    # Return of start j: sum_k gamma^k r_{j+k} over the remaining steps, as a triangular sum.
-    weights = np.where(np.arange(m)[None, :] >= starts[:, None],
-                       self.discounts[np.clip(np.arange(m)[None, :] - starts[:, None], 0, None)], 0.0)
-    ret = weights @ self.rewards[:m]                       # (starts, arms)
-    agents = self.rewards.shape[1]
-    disc = np.repeat(self.discounts[lengths], agents).astype(np.float32)
-    boot = np.broadcast_to(last_states, (len(starts),) + last_states.shape)
-    flat = lambda x: x.reshape((-1,) + x.shape[2:])
-    return (flat(self.states[starts]), flat(self.actions[starts]), ret.reshape(-1).astype(np.float32),
-            flat(np.array(boot, np.float32)), disc)
+    rows = []
+    for j in range(first, m):                            # start j covers steps j..m-1, then the last real state
+        ret = sum(self.discounts[k] * self.rewards[j + k] for k in range(m - j))
+        disc = np.full(len(ret), self.discounts[m - j])
+        rows.append((self.states[j], self.actions[j], ret, last_states, disc))
+    return tuple(np.concatenate(column, dtype=np.float32) for column in zip(*rows))
 
 
 # %% [markdown]
@@ -896,13 +896,7 @@ class SumTree:
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
         return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
-                         compiled(walk_step))
-
-
-@functools.cache
-def compiled(function):
-    """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
-    return numba.njit(function)
+                         compiled(walk_step))     # the package's numba cache: one compilation per definition
 
 
 # %% [markdown]
@@ -965,13 +959,15 @@ class PrioritizedReplay:
         self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
         self.next, self.size, self.updates = 0, 0, 0
 
-    def add(self, states, actions, returns, next_states, discounts) -> None:
+    def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
+        """Store a batch of transitions over the oldest; return the rows they went to."""
         idx = (self.next + np.arange(len(returns))) % self.capacity
         self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
         self.next_states[idx], self.discounts[idx] = next_states, discounts
         self._set_priority(idx, np.full(len(idx), self.entry_priority))
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
+        return idx
 
     def sample(self, batch: int, beta: float):
         """Indices, importance weights and the batch, drawn in `batch` equal segments of the total."""
@@ -1410,20 +1406,12 @@ class Behaviour(nn.Module):
 # **How often to learn.** Each step stores 20 transitions and an update draws 256. The agent learns every
 # step in its first `learn_every_until` = 20 episodes and every `learn_every_later` = 8 steps after them,
 # a choice for speed, not for score: in the report's ablation "learning every step throughout", the
-# agent scores better on episodes 1-100 and 91-100 in every seed, and each run takes longer. One `SeedSequence(cfg.seed)` spawns independent random
-# streams for the goals, the replay, the weights and the noise.
+# agent scores better on episodes 1-100 and 91-100 in every seed, and each run takes longer.
 #
-# **On a GPU** (`Config(device="cuda")`) the package's speed path, `continuous_control/devices.py`, keeps the
-# replay on the GPU and replays each update, and each step's actions, as CUDA graphs, so an update never waits
-# for the host. How much faster that trains than a CPU is not measured on this code yet
-# (`python -m benchmarks.devices` times both devices on one machine).
-
-# %% tags=["export"]
-def seed_streams(seed: int) -> dict:
-    """A 64-bit seed for each source of randomness, from independent streams spawned by one SeedSequence."""
-    names = ("goals", "replay", "weights", "noise")
-    return {name: int(seq.generate_state(1, np.uint64)[0]) for name, seq in zip(names, np.random.SeedSequence(seed).spawn(4))}
-
+# Three helpers come from the package: `seed_streams(cfg.seed)` gives independent seeds for the goals, the
+# replay, the weights and the noise; `refuse_non_finite` stops at a NaN in a state or a reward, naming the
+# arm; and on a GPU, `for_device` (in `train`, section 7) runs this agent with its replay and its update
+# on the GPU (`continuous_control/devices.py`).
 
 # %% tags=["export"]
 class Agent(DDPG):
@@ -1437,17 +1425,22 @@ class Agent(DDPG):
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
                          target(state_size, action_size, cfg.hidden), state_size)
         self.behaviour = self.make_behaviour()
-        self.memory = PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
-        self.nstep, self.steps, self.updates = None, 0, 0
+        self.memory = self.make_memory()
+        self.observers = []          # things told of each storage and update: on_add(idx), on_update(out)
+        self.nstep = None
+        self.steps = 0
+        self.updates = 0
         self.to(cfg.device)
-        if torch.device(cfg.device).type == "cuda":
-            use_gpu(self)                     # the replay on the GPU too, and `learn` replayed as one CUDA graph
 
     def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
         return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
 
     def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
         return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
+
+    def make_memory(self):
+        cfg = self.cfg
+        return PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1), learning interval and first policy."""
@@ -1469,29 +1462,24 @@ class Agent(DDPG):
         self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
-            self.memory.add(*transitions)
+            idx = self.memory.add(*transitions)
+            for observer in self.observers:
+                observer.on_add(idx)
         self.steps += 1
         if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-            self.learn()
+            out = self.learn()
+            for observer in self.observers:
+                observer.on_update(out)
 
     def beta(self) -> float:
         return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
 
-def refuse_non_finite(step: int, **arrays) -> None:
-    """Stop at a NaN or an infinity in a state or a reward, naming the arm and the step: once stored,
-    it would spread through the replay into every network."""
-    for name, x in arrays.items():
-        bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
-        if bad.any():
-            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
-                             f"({np.asarray(x)[np.argmax(bad)]})")
-
-
 # %% [markdown]
 # **Your turn (6.2): one learning step**, `learn`: a prioritized batch, normalised; the critic's step; the
 # sampled transitions' new priorities; fresh noise for the actor's step; the actor's step; the targets.
-# It returns the two losses and the mean $Q$ as a dict (keys `critic_loss`, `actor_loss`, `q`).
+# It returns the two losses, the mean $Q$, and the batch's indices and TD errors as a dict (keys `critic_loss`,
+# `actor_loss`, `q`, `idx`, `td`): the run's diagnostics read them.
 
 # %% nbgrader={"grade": false, "grade_id": "learn", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(Agent)
@@ -1506,7 +1494,7 @@ def learn(self) -> dict:
     actor_loss = self.update_actor(s)
     self.update_targets()
     self.updates += 1
-    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q}
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
 
 
 # %% [markdown]
@@ -1552,7 +1540,9 @@ assert torch.equal(critic["ret"], torch.as_tensor(batch[2])) and torch.equal(cri
 assert np.array_equal(args["priorities"]["idx"], idx) and np.array_equal(np.asarray(args["priorities"]["td_errors"]), td.numpy())
 eps = args["noise"]["eps"]
 assert eps.shape == (agent.actor.noise_size,) and not torch.equal(agent.gen.get_state(), noise_state)   # drawn from gen
-assert torch.equal(args["actor"]["s"], critic["s"]) and out == {"critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5}
+assert torch.equal(args["actor"]["s"], critic["s"]) and {k: out[k] for k in ("critic_loss", "actor_loss", "q")} == {
+    "critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5}
+assert np.array_equal(out["idx"], idx) and np.array_equal(np.asarray(out["td"]), td.numpy())
 assert agent.updates == 1
 
 
@@ -1649,6 +1639,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
+    agent_class = for_device(agent_class, cfg.device)          # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
     run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
