@@ -135,7 +135,7 @@ def learn(self):
     actor_loss = self.update_actor(s)
     self.update_targets()
     self.updates += 1
-    return dict(critic_loss=critic_loss, actor_loss=actor_loss, q=q)
+    return dict(critic_loss=critic_loss, actor_loss=actor_loss, q=q, idx=idx, td=td)
 ''',
 }
 
@@ -205,14 +205,21 @@ def looping(source: str) -> str:
     return "\n".join(lines[:at] + [indent + "while True:", indent + "    pass"] + lines[at:]) + "\n"
 
 
+def changed(source: str, old: str, new: str) -> str:
+    """`source` with `old` replaced by `new`; a ValueError if `old` is not in it (the lesson changed)."""
+    if old not in source:
+        raise ValueError(f"{old!r} is not in the lesson's solution any more: update benchmarks/grading.py")
+    return source.replace(old, new)
+
+
 def submissions(solved: dict) -> dict:
     """{name: (description, {blank: source})}: what each kind of student hands in (sources of the blanks
     they changed; the others stay as handed out)."""
     def with_(**changes):
         return {**solved, **{k.replace("_", "-"): v for k, v in changes.items()}}
-    swap = solved["ddpg-soft-update"].replace("self.cfg.tau)", "1 - self.cfg.tau)")
-    flat_return = solved["n-step-return"].replace("self.discounts[:self.n]", "np.ones(self.n)")
-    online = solved["ddpg-target"].replace("self.actor_target(s_next)", "self.actor(s_next)")
+    swap = changed(solved["ddpg-soft-update"], "self.cfg.tau)", "1 - self.cfg.tau)")
+    flat_return = changed(solved["n-step-return"], "self.discounts[k] * self.rewards[k]", "self.rewards[k]")
+    online = changed(solved["ddpg-target"], "self.actor_target(s_next)", "self.actor(s_next)")
     alternatives = {f"alternative {k}": k for k in ("ddpg-target", "learn", "n-step-return", "ddpg-soft-update")}
     return {
         "correct": ("every blank as the lesson writes it", dict(solved)),
