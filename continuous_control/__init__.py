@@ -1,8 +1,8 @@
 """What the lesson uses but does not teach, so that a reader of Continuous_Control.ipynb never has
 to open it: moving networks between devices and the GPU's speed path (devices.py), checkpoints and resume (checkpoints.py),
 a run's bookkeeping (training.py), its result files (results.py), the progress display
-(progress.py), figures (figures.py), replays of a trained policy (playback.py), the report's
-variants (variants.py) and ablations (ablations.py).
+(progress.py), figures (figures.py) and replays of a trained policy (playback.py). The report's
+variants and ablations are experiments/'s.
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
 (`python -m continuous_control.export`): import it as `continuous_control.agent`. This file does

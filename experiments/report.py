@@ -10,11 +10,11 @@ import os
 import numpy as np
 import pandas as pd
 
-from continuous_control.figures import COLORS, q_reference
+from continuous_control.figures import q_reference
 from continuous_control.results import ROOT, TARGET_SCORE, WINDOW
-from continuous_control.variants import LABELS
 
 from . import runs, stats
+from .variants import COLORS, LABELS
 
 
 def read_json(path: str) -> dict:

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from continuous_control.variants import LABELS
 from experiments import report, runs, stats
+from experiments.variants import LABELS
 
 
 @pytest.fixture(scope="module")

@@ -11,8 +11,8 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from continuous_control.variants import LABELS
 from experiments import runs, stats
+from experiments.variants import LABELS
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 

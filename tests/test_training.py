@@ -236,7 +236,7 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
     ("none", False, False, False),        # no noise at all: exploring is acting noise-free
 ])
 def test_exploration_variants_act_as_configured(exploration, per_arm, arms_differ, noise_free_differs):
-    from continuous_control.ablations import Ablation, make_agent
+    from experiments.ablations import Ablation, make_agent
     agent = make_agent(Ablation(**SMALL, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
     agent.begin_episode(1)
     same_state = np.tile(np.random.default_rng(0).normal(size=33).astype(np.float32), (20, 1))
@@ -277,8 +277,8 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     """experiments/run.py skips a run only when its summary names today's changes for its variant and
     today's RESULTS_VERSION, and that run reached the stop rule asked for: solved (when it stops on
     solving), or the episodes asked for."""
-    from continuous_control.variants import RESULTS_VERSION
     from experiments import run as runner
+    from experiments.variants import RESULTS_VERSION
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
@@ -306,8 +306,8 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
 def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
     """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
-    from continuous_control.variants import CHANGES, RESULTS_VERSION
     from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
+    from experiments.variants import CHANGES, RESULTS_VERSION
     results, runs = tmp_path / "results", tmp_path / "runs"
     for variant, seed in (*WEAK_ARM_RUNS[:2], TWIN_CRITIC_RUN, ("uniform", 0)):
         folder = results / variant / f"seed{seed}"

@@ -41,7 +41,7 @@ HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README a
 # and all), the report's ablations (a variant of the new-transition priority) and the GPU path (learn,
 # importance weights and priorities in tensors) by a line that says they are not part of it.
 WITHHELD = {
-    "continuous_control/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
+    "experiments/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
     "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
                                      'def use_gpu(agent, capture: bool = True) -> None:\n'
                                      '    raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n',

@@ -42,8 +42,8 @@ from benchmarks.peers import LABELS as PEER_LABELS
 from continuous_control.figures import history_of, plot_diagnostics, plot_scores, q_reference
 from continuous_control.playback import load_networks, policy_of, render_replay
 from continuous_control.results import load_run
-from continuous_control.variants import CHANGES, LABELS
 from experiments import report, runs, stats
+from experiments.variants import CHANGES, LABELS
 from reacher.render import to_gif
 
 pd.set_option("display.max_colwidth", 120)
