@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, evaluate, first_episode_at, machine, processor, write_csv
+from continuous_control.provenance import ROOT, code_version, machine, processor
+from continuous_control.results import TARGET_SCORE, WINDOW, evaluate, first_episode_at, write_csv
 from experiments.run import child
 from reacher.physics import MAX_STEPS
 

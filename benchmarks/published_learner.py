@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from continuous_control.results import ROOT, first_episode_at
+from continuous_control.provenance import ROOT
+from continuous_control.results import first_episode_at
 from reacher import BRAIN_NAME, ReacherEnvironment
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")

@@ -7,12 +7,18 @@ variants and ablations are experiments/'s.
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
 (`python -m continuous_control.export`): import it as `continuous_control.agent`. This file does
 not import it, so that the notebook, which defines the same classes inline, never loads a copy,
-and it imports nothing that displays: training runs without IPython, widgets or matplotlib.
+and it imports nothing that displays: training runs without IPython, widgets or matplotlib. The names
+below load their module when first used, so that `continuous_control.provenance` (the project's `ROOT`,
+where a run ran, the code's version) imports without torch.
 """
-from .checkpoints import code_fingerprint
-from .config import check_config
-from .devices import use_gpu
-from .networks import Networks
-from .training import TrainingRun
+import importlib
 
-__all__ = ["Networks", "TrainingRun", "check_config", "code_fingerprint", "use_gpu"]
+_MODULES = {"Networks": "networks", "TrainingRun": "training", "check_config": "config",
+            "code_fingerprint": "checkpoints", "use_gpu": "devices"}
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -9,7 +9,8 @@ import os
 from benchmarks.peers import LABELS as PEER_LABELS
 from continuous_control.figures import history_of, plot_scores
 from continuous_control.playback import load_networks, policy_of, render_replay
-from continuous_control.results import ROOT, load_run
+from continuous_control.provenance import ROOT
+from continuous_control.results import load_run
 from experiments import report, runs
 
 DOC = os.path.join(ROOT, "doc")

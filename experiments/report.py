@@ -11,7 +11,8 @@ import numpy as np
 import pandas as pd
 
 from continuous_control.figures import q_reference
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW
+from continuous_control.provenance import ROOT
+from continuous_control.results import TARGET_SCORE, WINDOW
 
 from . import runs, stats
 from .variants import COLORS, LABELS

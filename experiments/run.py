@@ -17,7 +17,8 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from continuous_control.results import ROOT, evaluate, write_files, write_json
+from continuous_control.provenance import ROOT
+from continuous_control.results import evaluate, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100

@@ -17,11 +17,10 @@ import torch
 from continuous_control import checkpoints
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
 from continuous_control.config import env_flag
+from continuous_control.provenance import ROOT
 from continuous_control.training import lock_folder, unlock_folder
 from experiments.ablations import Ablation, CopyingBehaviour, make_agent
 from reacher import ReacherEnvironment
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32))
 
@@ -114,7 +113,7 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
     copy = tmp_path / "code"
     for path in checkpoints.SHAPING:
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(os.path.join(results.ROOT, path), copy / path)
+        shutil.copyfile(os.path.join(ROOT, path), copy / path)
     today = checkpoints.code_fingerprint()
     monkeypatch.setattr(results, "ROOT", str(copy))
     assert checkpoints.code_fingerprint() == today

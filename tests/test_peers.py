@@ -12,10 +12,10 @@ import pytest
 import torch
 
 from benchmarks import peers
+from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
 from experiments import runs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FULL = os.path.join(ROOT, "results", "full", "seed0")
 
 

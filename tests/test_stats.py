@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
+from continuous_control.provenance import ROOT
 from experiments import runs, stats
 from experiments.variants import LABELS
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def table_of(full, variant, measure="mean_1_100"):

@@ -335,7 +335,7 @@ def test_experiments_run_refuses_bad_counts(option, value, capsys):
 def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
-    from continuous_control.results import code_version
+    from continuous_control.provenance import code_version
     git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True,
                                     timeout=60).stdout
     assert code_version(str(tmp_path)) == "unknown"
@@ -381,11 +381,11 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
 def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     """Runs repeat episode for episode on the same kind of processor, not always on another: the summary
     names the model (read from /proc/cpuinfo where there is one) and the commit, each a field of its own."""
-    from continuous_control import results
+    from continuous_control import provenance, results
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n" * 2)
-    assert results.processor(str(cpuinfo)) == "Example CPU 9000"
-    assert results.processor(str(tmp_path / "none")) in ("", platform.processor())
+    assert provenance.processor(str(cpuinfo)) == "Example CPU 9000"
+    assert provenance.processor(str(tmp_path / "none")) in ("", platform.processor())
     monkeypatch.setattr(results, "processor", lambda: "Intel(R) Xeon(R) Processor, rev 2")
     monkeypatch.setattr(results, "code_version", lambda: "abc1234+changes")
     agent, history = Agent(Config(**SMALL), 33, 4, 2), {"mean": [1.0], "min": [0.5], "max": [1.5], "avg100": [1.0],
@@ -393,4 +393,4 @@ def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     summary = results.save_results(str(tmp_path / "run"), agent, history, None)
     assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["processor"] == "Intel(R) Xeon(R) Processor, rev 2" and summary["commit"] == "abc1234+changes"
-    assert summary["machine"] == results.machine()
+    assert summary["machine"] == provenance.machine()

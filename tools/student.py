@@ -27,7 +27,8 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.provenance import ROOT
+
 LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
 ASSIGNMENT = "continuous_control"

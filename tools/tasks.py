@@ -11,7 +11,8 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.provenance import ROOT
+
 # The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
 TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
 # No widget state saved: where no kernel runs, it would shadow the still image or text (no_widget_state.py).
