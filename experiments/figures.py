@@ -6,12 +6,12 @@ results/ (never trains); `make report` runs it.
 """
 import os
 
-from benchmarks.peers import LABELS as PEER_LABELS
 from continuous_control.figures import history_of, plot_scores
 from continuous_control.playback import load_networks, policy_of, render_replay
 from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
 from experiments import report, runs
+from experiments.peers import LABELS as PEER_LABELS
 
 DOC = os.path.join(ROOT, "doc")
 EFFECTS = os.path.join(DOC, "effects.csv")

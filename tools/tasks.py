@@ -58,11 +58,11 @@ TASKS = {
                     "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
                     [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
-        (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
-        (["benchmarks.published_learner", "--report"], {})]),
+        (["experiments.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
+        (["experiments.published_learner", "--report"], {})]),
     "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
               "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
-              [(["benchmarks.peers"], {})]),
+              [(["experiments.peers"], {})]),
 }
 
 
