@@ -3,7 +3,6 @@ not at all (`write_files`), and read by everyone (`load_run`)."""
 import contextlib
 import copy
 import errno
-import glob
 import io
 import json
 import os
@@ -258,8 +257,3 @@ def load_run(path: str) -> dict:
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run
 
-
-def load_variant(variant: str, root: str = "results") -> list:
-    """Every seed's finished run in <root>/<variant>/, by seed."""
-    folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")), key=lambda p: int(p.rsplit("seed", 1)[1]))
-    return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]

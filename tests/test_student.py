@@ -135,6 +135,19 @@ def test_the_filled_handout_runs_top_to_bottom_with_its_own_package(handout, mon
     assert any("history = train(" in c.source and c.outputs for c in nb.cells)
 
 
+def test_the_handout_holds_neither_the_reports_analyses_nor_its_saved_runs(handout):
+    """The lesson reads the report's small tables in doc/; experiments/ and results/ stay with the maintainers,
+    and nothing handed out imports experiments."""
+    assert not Path(handout, "experiments").exists() and not Path(handout, "results").exists()
+    assert Path(handout, "doc", "critic_q.csv").is_file() and Path(handout, "doc", "effects.csv").is_file()
+    importing = re.compile(r"^\s*(from|import)\s+experiments\b", re.M)
+    for path in Path(handout).rglob("*"):
+        if path.suffix in (".py", ".ipynb"):
+            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells) if path.suffix == ".ipynb" \
+                else path.read_text(encoding="utf-8")
+            assert not importing.search(text), f"{path.relative_to(handout)} imports experiments"
+
+
 def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
     links = []
     for path in [*Path(handout).glob("*.md"), Path(handout, "Continuous_Control.ipynb")]:

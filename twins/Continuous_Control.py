@@ -1774,22 +1774,15 @@ plt.show()
 # %% [markdown]
 # **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right. It may be the
 # overestimation of section 2.3; no run here isolates the cause. The cell reads the report's 1-step and
-# clipped double-Q runs beside the default's; the 1-step critics end below the return earned, possibly
-# because they have not yet converged.
+# clipped double-Q runs beside the default's, as the report's table `doc/critic_q.csv` sums them up (the
+# means over the seeds); the 1-step critics end below the return earned, possibly because they have not
+# yet converged.
 
 # %%
-from continuous_control.results import load_variant
-
-for variant in ("full", "one_step", "clipped_double_q"):
-    saved = load_variant(variant)
-    if not saved:
-        print(f"{variant}: no runs in results/ yet (make experiments)")
-        continue
-    q = np.array([r["diagnostics"]["q"][:100] for r in saved])
-    earned = np.array([q_reference(r["scores"]["mean"][:100], r["config"]["gamma"])["earned"] for r in saved])
-    print(f"{variant:8s} ({len(saved)} seeds in results/): mean Q in episodes 80 and 100: {q[:, 79].mean():.2f}, "
-          f"{q[:, 99].mean():.2f}; return earned in episode 100: {earned[:, 99].mean():.2f}; "
-          f"ceiling {reference['ceiling']:.2f}")
+critic_q = pd.read_csv("doc/critic_q.csv")
+for row in critic_q.itertuples():
+    print(f"{row.variant:8s} ({row.seeds} seeds): mean Q in episodes 80 and 100: {row.q_80:.2f}, {row.q_100:.2f}; "
+          f"return earned in episode 100: {row.earned_100:.2f}; ceiling {reference['ceiling']:.2f}")
 
 # %% [markdown]
 # ## 9. Watch the trained agent
