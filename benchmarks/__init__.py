@@ -1,1 +1,1 @@
-"""Benchmarks: environment and training speed, calibration against the Unity build, a published learner."""
+"""Benchmarks, speed and fidelity: environment and training speed, calibration against the Unity build, grading."""

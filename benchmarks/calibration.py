@@ -18,7 +18,7 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.results import ROOT, host
+from continuous_control.provenance import ROOT, host
 from reacher import ReacherEnvironment, play, scripted_actions
 
 CALIBRATION_DIR = os.environ.get("CALIBRATION_DIR", os.path.join(ROOT, "..", "shared", "calibration"))

@@ -18,7 +18,8 @@ import time
 
 import numpy as np
 
-from continuous_control.results import ROOT, host, write_json
+from continuous_control.provenance import ROOT, host
+from continuous_control.results import write_json
 
 SHORT_RUN = ["-m", "benchmarks.devices", "--devices", "cpu", "--episodes", "4", "--out",
              os.path.join(tempfile.gettempdir(), "cost_run.json"), "--set", "learn_every_until=1"]

@@ -21,7 +21,8 @@ import torch
 from continuous_control import agent as lesson
 from continuous_control.config import parse_overrides
 from continuous_control.devices import graphed
-from continuous_control.results import ROOT, host, write_json
+from continuous_control.provenance import ROOT, host
+from continuous_control.results import write_json
 from reacher import ReacherEnvironment
 from reacher.physics import MAX_STEPS
 

@@ -20,10 +20,11 @@ from pathlib import Path
 
 import nbformat
 
+from continuous_control import provenance
 from grader import blank_sources
 from tools import student
 
-ROOT = Path(student.ROOT)
+ROOT = Path(provenance.ROOT)
 CACHE = ROOT / ".venv" / "cache"
 NBGRADER = "nbgrader>=0.9,<0.10"
 KERNEL = "continuous-control-grading"

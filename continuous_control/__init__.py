@@ -1,20 +1,25 @@
 """What the lesson uses but does not teach, so that a reader of Continuous_Control.ipynb never has
 to open it: the seed streams and the input checks (config.py), the GPU's path (devices.py), checkpoints
 and resume (checkpoints.py), a run's bookkeeping (training.py), its result files (results.py), the
-progress display (progress.py), figures (figures.py), replays of a trained policy (playback.py), the
-report's variants (variants.py) and ablations (ablations.py); networks.py moves the networks and caches
-numba's compilations.
+progress display (progress.py), figures (figures.py) and replays of a trained policy (playback.py);
+networks.py moves the networks and caches numba's compilations. The report's variants and ablations
+are experiments/'s.
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
 (`python -m continuous_control.export`): import it as `continuous_control.agent`. This file does
 not import it, so that the notebook, which defines the same classes inline, never loads a copy,
-and it imports nothing that displays: training runs without IPython, widgets or matplotlib.
+and it imports nothing that displays: training runs without IPython, widgets or matplotlib. The names
+below load their module when first used, so that `continuous_control.provenance` (the project's `ROOT`,
+where a run ran, the code's version) imports without torch.
 """
-from .checkpoints import code_fingerprint
-from .config import check_config, refuse_non_finite, seed_streams
-from .devices import for_device
-from .networks import Networks, compiled
-from .training import TrainingRun
+import importlib
 
-__all__ = ["Networks", "TrainingRun", "check_config", "code_fingerprint", "compiled", "for_device", "refuse_non_finite",
-           "seed_streams"]
+_MODULES = {"Networks": "networks", "TrainingRun": "training", "check_config": "config", "code_fingerprint": "checkpoints",
+            "compiled": "networks", "for_device": "devices", "refuse_non_finite": "config", "seed_streams": "config"}
+__all__ = sorted(_MODULES)
+
+
+def __getattr__(name: str):
+    if name in _MODULES:
+        return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

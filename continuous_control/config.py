@@ -12,24 +12,20 @@ import typing
 
 import numpy as np
 
-EXPLORATIONS = ("noisynet", "ou", "none")          # the ablations' Config (continuous_control.ablations)
-NEW_PRIORITIES = ("recent", "largest_ever", "mean")
-
-# field: (test, the allowed range in words). Fields not named here are checked by type only.
+# field: (test, the allowed range in words). Fields not named here are checked by type only; a Config class may add
+# its own fields' ranges as a class attribute RANGES (the report's ablations do, experiments/ablations.py).
 RANGES = {
     **dict.fromkeys(("seed", "warmup", "learn_every_until"), (lambda v: v >= 0, ">= 0")),
     **dict.fromkeys(("n_step", "buffer_size", "batch_size", "learn_every", "learn_every_later", "beta_steps",
                      "priority_window"), (lambda v: v >= 1, ">= 1")),
     **dict.fromkeys(("actor_lr", "critic_lr", "grad_clip", "priority_offset"), (lambda v: 0 < v < math.inf, "> 0")),
-    **dict.fromkeys(("noisy_sigma0", "action_noise"), (lambda v: 0 <= v < math.inf, ">= 0")),
+    "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
     **dict.fromkeys(("tau", "ou_kappa"), (lambda v: 0 < v <= 1, "in (0, 1]")),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1] (0: a bandit, each reward alone)"),
     "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),
     "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v), "one or more layer sizes, each >= 1"),
     "alpha": (lambda v: 0 <= v < math.inf, ">= 0 (0: uniform replay)"),
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
-    "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
-    "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
     # the agent runs on these two; torch knows more ("meta", "mps", ...) that would fail only at act()
     "device": (lambda v: v.split(":")[0] in ("cpu", "cuda"), "'cpu', 'cuda' or 'cuda:<index>'"),
 }
@@ -44,22 +40,20 @@ def _types(annotation) -> tuple:
 
 def check_config(cfg) -> None:
     """ValueError naming the first field of `cfg` of the wrong type or out of range: refused now, not episodes later."""
-    hints = typing.get_type_hints(type(cfg))
+    hints, ranges = typing.get_type_hints(type(cfg)), {**RANGES, **getattr(type(cfg), "RANGES", {})}
     for field in dataclasses.fields(cfg):
         value, kinds = getattr(cfg, field.name), _types(hints[field.name])
         # a bool is an int to Python, never to a Config
         if not (bool in kinds if isinstance(value, bool) else isinstance(value, kinds)):
             names = " or ".join(dict.fromkeys("None" if k is type(None) else k.__name__ for k in kinds))
             raise ValueError(f"Config.{field.name} must be {names}, got {value!r}")
-        if field.name in RANGES:
-            test, allowed = RANGES[field.name]
+        if field.name in ranges:
+            test, allowed = ranges[field.name]
             if not test(value):
                 raise ValueError(f"Config.{field.name} must be {allowed}, got {value!r}")
     if not cfg.batch_size <= cfg.warmup <= cfg.buffer_size:
         raise ValueError(f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
                          f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}")
-    if getattr(cfg, "noise_per_arm", False) and cfg.exploration != "noisynet":
-        raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {cfg.exploration!r}")
 
 
 def refuse_non_finite(step: int, **arrays) -> None:

@@ -15,7 +15,8 @@ import sys
 import textwrap
 from pathlib import Path
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from .provenance import ROOT
+
 NOTEBOOK = os.path.join(ROOT, "Continuous_Control.ipynb")
 MODULE = os.path.join(ROOT, "continuous_control", "agent.py")
 TAG = "export"

@@ -1,11 +1,8 @@
-"""Every plot of the project, drawn from a run's history or from saved run folders (results.py)."""
+"""The lesson's plots, drawn from a run's history or from its saved run folder (results.py); the report's own
+figures are experiments/report.py's."""
 import numpy as np
 
 from .results import TARGET_SCORE, WINDOW
-from .variants import VARIANTS
-
-# The full agent in C0, every other variant in a color of its own.
-COLORS = dict(zip(VARIANTS, [f"C{k}" for k in range(10)] + ["black", "gold", "teal", "purple", "olive", "navy"]))
 
 
 def plot_scores(history: dict, ax, title: str = None) -> None:

@@ -7,7 +7,8 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from .results import EVAL_SEED, ROOT, acting
+from .provenance import ROOT
+from .results import EVAL_SEED, acting
 
 
 def load_networks(run_dir: str = "checkpoints") -> dict:

@@ -3,13 +3,10 @@ not at all (`write_files`), and read by everyone (`load_run`)."""
 import contextlib
 import copy
 import errno
-import glob
 import io
 import json
 import os
-import platform
 import shutil
-import subprocess
 import zipfile
 from dataclasses import asdict
 
@@ -17,7 +14,10 @@ import numpy as np
 import torch
 import torch.nn as nn
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# where the project is, and where and with what code a run ran (provenance.py); checkpoints.py and training.py
+# still read ROOT, processor and code_version from here
+from .provenance import ROOT, code_version, machine, processor
+
 TARGET_SCORE = 30.0       # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
 WINDOW = 100
 EVAL_SEED = 10_000        # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
@@ -27,25 +27,6 @@ def first_episode_at(means, level: float = TARGET_SCORE):
     """The first episode (counting from 1) whose score reached `level`, or None."""
     hits = np.flatnonzero(np.asarray(means) >= level)
     return int(hits[0]) + 1 if hits.size else None
-
-
-def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
-    """The processor's model name, or "": a run repeats on the same kind of processor, not always on another."""
-    with contextlib.suppress(OSError), open(cpuinfo) as f:
-        for line in f:
-            if line.startswith("model name"):
-                return line.split(":", 1)[1].strip()
-    return "" if platform.processor() in ("", platform.machine()) else platform.processor()
-
-
-def host() -> str:
-    """The architecture, the processor (`processor`) and the cores: "x86_64 (Example CPU), 2 cores"."""
-    model = processor()
-    return f"{platform.machine()}{f' ({model})' if model else ''}, {os.cpu_count()} cores"
-
-
-def machine() -> str:
-    return f"{host()}, torch threads {torch.get_num_threads()}"
 
 
 @contextlib.contextmanager
@@ -99,32 +80,6 @@ def saved(save, obj) -> bytes:
     buffer = io.BytesIO()
     save(obj, buffer)
     return buffer.getvalue()
-
-
-# What can change a result: the code and the pins (the notebook's code is its text twin's).
-CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
-              "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
-
-
-def code_version(root: str = ROOT) -> str:
-    """The last commit that changed the code (CODE_PATHS), "+changes" if tracked code differs from it,
-    " (shallow clone)" if the history is cut; "unknown" outside this project's own git checkout."""
-    env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
-
-    def git(*args):
-        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True, env=env).stdout.strip()
-    try:
-        if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
-            return "unknown"                   # inside some other repository
-        commit = git("log", "-1", "--format=%h", "--abbrev=7", "--", *CODE_PATHS)
-        changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
-        shallow = git("rev-parse", "--is-shallow-repository") == "true"
-    except (OSError, subprocess.CalledProcessError):
-        return "unknown"
-    if not commit:
-        return "unknown"
-    return commit + ("+changes" if changed else "") + (" (shallow clone)" if shallow else "")
 
 
 class Float32Input(nn.Module):
@@ -302,8 +257,3 @@ def load_run(path: str) -> dict:
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run
 
-
-def load_variant(variant: str, root: str = "results") -> list:
-    """Every seed's finished run in <root>/<variant>/, by seed."""
-    folders = sorted(glob.glob(os.path.join(ROOT, root, variant, "seed*")), key=lambda p: int(p.rsplit("seed", 1)[1]))
-    return [load_run(p) for p in folders if os.path.exists(os.path.join(p, "summary.json"))]

@@ -1,19 +1,21 @@
-"""doc/'s figures, and the table of measured effects that the lesson reads, from checkpoints/ and
-results/ (never trains); `make report` runs it.
+"""doc/'s figures, and the tables that the lesson reads (the measured effects, the critics' Q), from
+checkpoints/ and results/ (never trains); `make report` runs it.
 
     python -m experiments.figures       # doc/banner.png, doc/replay_frame.png, doc/learning_curve.png,
-                                        # doc/ablations.png, doc/peers.png, doc/effects.csv
+                                        # doc/ablations.png, doc/peers.png, doc/effects.csv, doc/critic_q.csv
 """
 import os
 
-from benchmarks.peers import LABELS as PEER_LABELS
 from continuous_control.figures import history_of, plot_scores
 from continuous_control.playback import load_networks, policy_of, render_replay
-from continuous_control.results import ROOT, load_run
+from continuous_control.provenance import ROOT
+from continuous_control.results import load_run
 from experiments import report, runs
+from experiments.peers import LABELS as PEER_LABELS
 
 DOC = os.path.join(ROOT, "doc")
 EFFECTS = os.path.join(DOC, "effects.csv")
+CRITIC_Q = os.path.join(DOC, "critic_q.csv")
 
 
 def main() -> None:
@@ -34,6 +36,7 @@ def main() -> None:
     fig.savefig(os.path.join(DOC, "learning_curve.png"), dpi=100, bbox_inches="tight")
     table = runs.load()
     report.effects(table).to_csv(EFFECTS)
+    report.critic_q().to_csv(CRITIC_Q)
     report.ablations_figure(table).savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     peers = table[table.group == "peers"]
     seeds = sorted(set(peers.seed) & set(table[(table.group == "agent") & (table.variant == "full")].seed))
@@ -42,7 +45,7 @@ def main() -> None:
                          labels={**report.LABELS, **PEER_LABELS}).savefig(
         os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
     print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
-          "doc/peers.png, doc/effects.csv")
+          "doc/peers.png, doc/effects.csv, doc/critic_q.csv")
 
 
 if __name__ == "__main__":

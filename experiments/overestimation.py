@@ -18,7 +18,8 @@ import torch
 
 from continuous_control.figures import q_reference
 from continuous_control.playback import load_networks, policy_of
-from continuous_control.results import EVAL_SEED, ROOT, write_json
+from continuous_control.provenance import ROOT
+from continuous_control.results import EVAL_SEED, write_json
 
 FOLDER, TOLERANCE = os.path.join("results", "overestimation"), 0.01    # TOLERANCE: the tail's largest share of the ceiling
 

@@ -10,11 +10,12 @@ import os
 import numpy as np
 import pandas as pd
 
-from continuous_control.figures import COLORS, q_reference
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW
-from continuous_control.variants import LABELS
+from continuous_control.figures import q_reference
+from continuous_control.provenance import ROOT
+from continuous_control.results import TARGET_SCORE, WINDOW
 
 from . import runs, stats
+from .variants import COLORS, LABELS
 
 
 def read_json(path: str) -> dict:
@@ -96,6 +97,21 @@ def q_at_100(gamma: float = 0.99) -> pd.DataFrame:
                                       earned_max=("earned", "max"), seeds=("q", "size"))
     out["seeds above the ceiling"] = (both.q > ceiling).groupby("variant").sum()
     return out.loc[[v for v in LABELS if v in out.index]].rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
+
+
+def critic_q(variants=("full", "one_step", "clipped_double_q"), root: str = runs.RESULTS) -> pd.DataFrame:
+    """Per variant (the lesson's section 8 reads it, doc/critic_q.csv): its seeds, their critics' mean Q in
+    episodes 80 and 100 and the return earned in episode 100 (`q_reference`), each the mean over the seeds."""
+    rows = []
+    for variant in variants:
+        saved = [runs.read_run(folder) for group, v, _, folder in runs.run_folders(root) if (group, v) == ("agent", variant)]
+        if not saved:
+            continue
+        q = np.array([r["diagnostics"]["q"][:WINDOW] for r in saved])
+        earned = np.array([q_reference(r["scores"]["mean"][:WINDOW], r["config"]["gamma"])["earned"] for r in saved])
+        rows.append({"variant": variant, "seeds": len(saved), "q_80": q[:, 79].mean(), "q_100": q[:, 99].mean(),
+                     "earned_100": earned[:, 99].mean()})
+    return pd.DataFrame(rows).set_index("variant").round(4)
 
 
 def overestimation() -> pd.DataFrame:

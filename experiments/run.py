@@ -17,8 +17,9 @@ import sys
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
-from continuous_control.results import ROOT, evaluate, write_files, write_json
-from continuous_control.variants import CHANGES, RESULTS_VERSION
+from continuous_control.provenance import ROOT
+from continuous_control.results import evaluate, write_files, write_json
+from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
 # The variants the lesson's and the report's claims rest on run on all ten seeds; the others on three.
@@ -46,8 +47,8 @@ def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int 
     """One training run in this process (resumed if interrupted); its summary. `overrides`: Config changes."""
     import torch
 
-    from continuous_control.ablations import config_for, train
     from continuous_control.checkpoints import CheckpointError
+    from experiments.ablations import config_for, train
     from reacher import ReacherEnvironment
     torch.set_num_threads(1)
     cfg = config_for(CHANGES[variant], seed=seed, **overrides)

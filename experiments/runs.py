@@ -15,7 +15,8 @@ import re
 import numpy as np
 import pandas as pd
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, read_json
+from continuous_control.provenance import ROOT
+from continuous_control.results import TARGET_SCORE, WINDOW, load_run, read_json  # noqa: F401 (read_json: the analyses use it)
 
 RESULTS = os.path.join(ROOT, "results")
 GROUPS = {"processor_check": "processor_check", "peers": "peers"}   # sub-folders holding runs of their own
@@ -36,32 +37,22 @@ class RunError(ValueError):
     """A results folder that cannot be read as a run."""
 
 
-def read_csv(path: str, rows: int) -> pd.DataFrame:
-    """A per-episode file with episodes 1..n, n >= rows."""
-    if not os.path.exists(path):
-        raise RunError(f"{path}: missing")
-    frame = pd.read_csv(path)
-    if len(frame) < rows or not np.array_equal(frame["episode"], np.arange(1, len(frame) + 1)):
-        raise RunError(f"{path}: {len(frame)} episodes where {rows} (numbered from 1) were expected")
-    if frame.isna().any().any():
-        raise RunError(f"{path}: empty or unreadable values")
-    text = [column for column in frame.columns if not pd.api.types.is_numeric_dtype(frame[column])]
-    if text:
-        raise RunError(f"{path}: values that are not numbers in {', '.join(text)}")
-    return frame
+def read_run(folder: str) -> dict:
+    """A run folder as the package reads it (continuous_control.results.load_run, the one reader of a run
+    folder); a missing or damaged file is a RunError that names it."""
+    if not os.path.exists(os.path.join(folder, "summary.json")):
+        raise RunError(f"{folder}: no summary.json")
+    try:
+        return load_run(folder)
+    except (OSError, ValueError) as error:          # a file missing, damaged, or disagreeing with another
+        raise RunError(str(error)) from None
 
 
 def measure(folder: str) -> dict:
     """One run's row: its provenance and its measures over the first 100 episodes."""
-    if not os.path.exists(os.path.join(folder, "summary.json")):
-        raise RunError(f"{folder}: no summary.json")
-    summary = read_json(os.path.join(folder, "summary.json"))
-    rows = min(WINDOW, summary["episodes"])
-    mean = read_csv(os.path.join(folder, "scores.csv"), rows)["mean"].to_numpy()[:WINDOW]
-    arms = read_csv(os.path.join(folder, "arm_scores.csv"), rows).drop(columns="episode").to_numpy()[:WINDOW].mean(0)
-    if len(arms) != len(summary.get("arm_means_episodes_1_100", arms)):
-        raise RunError(f"{folder}: arm_scores.csv has {len(arms)} arms, summary.json "
-                       f"{len(summary['arm_means_episodes_1_100'])}")
+    run = read_run(folder)
+    summary = run["summary"]
+    mean, arms = run["scores"]["mean"][:WINDOW], run["arms"][:WINDOW].mean(0)
     hits = np.flatnonzero(mean >= TARGET_SCORE)
     evaluation = summary.get("eval_arm_means", [np.nan])
     return {"seed": summary["seed"], "variant": summary.get("variant"), "commit": summary["commit"],
@@ -105,9 +96,15 @@ def load(root: str = RESULTS) -> pd.DataFrame:
     return table[columns + [c for c in table if c not in columns]].sort_values(columns[:3], ignore_index=True)
 
 
+FILES = {"scores.csv": "scores", "diagnostics.csv": "diagnostics"}     # episodes(): a file and its key in a run
+
+
 def episodes(name: str = "scores.csv", root: str = RESULTS, group: str = "agent") -> pd.DataFrame:
-    """Every run's per-episode file (scores.csv, diagnostics.csv, ...) of one group, long."""
-    frames = [read_csv(os.path.join(folder, name), 1).assign(variant=variant, seed=seed)
-              for g, variant, seed, folder in run_folders(root) if g == group
-              and os.path.exists(os.path.join(folder, name))]
+    """Every run's per-episode file (scores.csv or diagnostics.csv) of one group, long."""
+    frames = []
+    for g, variant, seed, folder in run_folders(root):
+        if g == group and os.path.exists(os.path.join(folder, name)):
+            columns = read_run(folder)[FILES[name]]
+            frame = pd.DataFrame(columns)
+            frames.append(frame.astype({"episode": int}).assign(variant=variant, seed=seed))
     return pd.concat(frames, ignore_index=True)

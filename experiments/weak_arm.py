@@ -15,8 +15,9 @@ from pathlib import Path
 import numpy as np
 import torch
 
-from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
-from continuous_control.results import EVAL_SEED, ROOT, load_policy, write_json
+from continuous_control.provenance import ROOT
+from continuous_control.results import EVAL_SEED, load_policy, write_json
+from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
 

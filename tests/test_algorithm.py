@@ -8,8 +8,8 @@ import numpy as np
 import pytest
 import torch
 
-from continuous_control.ablations import Ablation, make_agent
 from continuous_control.agent import Agent, Config
+from experiments.ablations import Ablation, make_agent
 
 S, A, ARMS = 6, 2, 20
 

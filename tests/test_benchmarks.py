@@ -9,11 +9,12 @@ from pathlib import Path
 import pytest
 
 from benchmarks import devices
+from continuous_control import provenance
 from continuous_control.agent import Config, train
 from continuous_control.config import parse_overrides
 from reacher import ReacherEnvironment
 
-ROOT = Path(__file__).resolve().parent.parent
+ROOT = Path(provenance.ROOT)
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=300, hidden=(32, 32), learn_every_until=1, learn_every_later=4)
 

@@ -3,9 +3,9 @@ import dataclasses
 
 import pytest
 
-from continuous_control.ablations import Ablation
 from continuous_control.agent import Config
 from continuous_control.config import check_config, parse_overrides
+from experiments.ablations import Ablation
 
 
 @pytest.mark.parametrize("changes, message", [

@@ -15,7 +15,7 @@ def test_a_finished_result_is_never_replaced_by_a_shorter_run(tmp_path):
     """results/full/seed0 of a fresh clone (its networks not in runs/) stays as it is: the run stops, naming it."""
     import json
 
-    from continuous_control.variants import CHANGES, RESULTS_VERSION
+    from experiments.variants import CHANGES, RESULTS_VERSION
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     summary = {"episodes": 100, "solved_at": 100, "changes": CHANGES["full"], "results_version": RESULTS_VERSION}

@@ -15,13 +15,12 @@ import pytest
 import torch
 
 from continuous_control import checkpoints
-from continuous_control.ablations import Ablation, CopyingBehaviour, make_agent
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
 from continuous_control.config import env_flag
+from continuous_control.provenance import ROOT
 from continuous_control.training import lock_folder, unlock_folder
+from experiments.ablations import Ablation, CopyingBehaviour, make_agent
 from reacher import ReacherEnvironment
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32))
 
@@ -114,7 +113,7 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
     copy = tmp_path / "code"
     for path in checkpoints.SHAPING:
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
-        shutil.copyfile(os.path.join(results.ROOT, path), copy / path)
+        shutil.copyfile(os.path.join(ROOT, path), copy / path)
     today = checkpoints.code_fingerprint()
     monkeypatch.setattr(results, "ROOT", str(copy))
     assert checkpoints.code_fingerprint() == today
@@ -229,7 +228,7 @@ def test_acting_without_noise_leaves_the_next_step_exploring(changes):
 
 
 def test_an_ablation_at_its_defaults_is_the_lessons_agent_step_for_step():
-    """continuous_control.ablations swaps parts only where a field asks: at its defaults an
+    """experiments.ablations swaps parts only where a field asks: at its defaults an
     AblationAgent draws the same numbers and learns the same weights as the lesson's Agent."""
     lesson, variant = Agent(Config(**SMALL), 33, 4, 20), make_agent(Ablation(**SMALL), 33, 4, 20)
     fed(lesson, 40)
@@ -243,7 +242,7 @@ def test_an_ablation_at_its_defaults_is_the_lessons_agent_step_for_step():
 def test_the_mirror_is_a_symmetry_of_the_reacher():
     """Arm 1's goal is arm 0's mirrored (start angle 40 -> 320, speed -0.55 -> 0.55), and arm 1 gets arm 0's
     actions mirrored: its observations stay arm 0's mirrored (ablations.MIRROR_OBS, MIRROR_ACT)."""
-    from continuous_control.ablations import MIRROR_ACT, MIRROR_OBS
+    from experiments.ablations import MIRROR_ACT, MIRROR_OBS
     env = ReacherEnvironment(num_agents=2, seed=0, verbose=False)
     env.reset()
     env.physics.set_goal(np.array([40.0, 320.0]), np.array([-0.55, 0.55], np.float32))
@@ -258,8 +257,8 @@ def test_the_mirror_is_a_symmetry_of_the_reacher():
 def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_path):
     """The policy (acting and exported) of mirror=True answers a state and its mirror image with
     mirrored actions, and stores every transition with the goal orbiting one way."""
-    from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
     from continuous_control.results import exported_policy
+    from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
     agent = make_agent(Ablation(**SMALL, mirror=True), 33, 4, 20)
     fed(agent, 40)
     s = np.random.default_rng(3).standard_normal((20, 33)).astype(np.float32)

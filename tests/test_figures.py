@@ -3,9 +3,8 @@ import matplotlib
 
 matplotlib.use("Agg")
 
-from continuous_control.figures import COLORS  # noqa: E402
-from continuous_control.variants import LABELS, VARIANTS  # noqa: E402
 from experiments import report, runs  # noqa: E402
+from experiments.variants import COLORS, LABELS, VARIANTS  # noqa: E402
 
 
 def test_every_variant_has_a_color_of_its_own():

@@ -10,8 +10,8 @@ import numpy as np
 import pandas as pd
 import pytest
 
-from continuous_control.variants import LABELS
 from experiments import report, runs, stats
+from experiments.variants import LABELS
 
 
 @pytest.fixture(scope="module")
@@ -121,7 +121,7 @@ def test_every_seed_of_the_full_agent_solves_by_episode_100(table):
 
 
 def test_no_seed_of_the_published_learner_learned_as_fast_on_the_replica_as_on_unity():
-    from benchmarks.published_learner import UNITY_LOG
+    from experiments.published_learner import UNITY_LOG
     for path in sorted(glob.glob(os.path.join(os.path.dirname(runs.RESULTS), "results", "published_learner", "*.json"))):
         scores = runs.read_json(path)["scores"]
         assert np.mean(scores) < np.mean(UNITY_LOG[:len(scores)]), path

@@ -81,7 +81,7 @@ def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
 def test_variants_of_the_agent_are_refused():
     """The speed path knows the lesson's replay and behaviour only: an ablation's own would be lost. An Ablation
     on CUDA is refused as its config is made."""
-    from continuous_control.ablations import Ablation, AblationAgent
+    from experiments.ablations import Ablation, AblationAgent
     with pytest.raises(ValueError, match="ablations train on the CPU"):
         Ablation(**SMALL, mirror=True, device="cuda")
     with pytest.raises(ValueError, match="MeanPriorityReplay"):

@@ -8,8 +8,8 @@ import nbformat
 import pytest
 
 from continuous_control import export
+from continuous_control.provenance import ROOT
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 PAIRS = [("Continuous_Control.ipynb", "twins/Continuous_Control.py"), ("Report.ipynb", "twins/Report.py")]
 LONGEST_CODE_CELL = {"Continuous_Control.ipynb": 60, "Report.ipynb": 25}
 

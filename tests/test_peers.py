@@ -1,4 +1,4 @@
-"""Stable-Baselines3 peers (benchmarks/peers.py) at SMOKE size."""
+"""Stable-Baselines3 peers (experiments/peers.py) at SMOKE size."""
 import json
 import os
 import re
@@ -11,11 +11,10 @@ import numpy as np
 import pytest
 import torch
 
-from benchmarks import peers
+from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
-from experiments import runs
+from experiments import peers, runs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 FULL = os.path.join(ROOT, "results", "full", "seed0")
 
 
@@ -256,7 +255,7 @@ def test_the_exported_policy_of_a_peer_like_the_agent_plays_raw_observations_as_
 
 
 def test_make_peers_at_smoke_size_runs_and_then_skips_what_is_done(tmp_path):
-    cmd = [sys.executable, "-m", "benchmarks.peers", "--runs", "td3", "--seeds", "0", "--jobs", "1",
+    cmd = [sys.executable, "-m", "experiments.peers", "--runs", "td3", "--seeds", "0", "--jobs", "1",
            "--out", str(tmp_path / "res"), "--work", str(tmp_path / "work")]
     env = {**os.environ, "SMOKE": "1"}
     first = subprocess.run(cmd, cwd=ROOT, env=env, capture_output=True, text=True, timeout=900)

@@ -10,9 +10,9 @@ import re
 
 import numpy as np
 
+from continuous_control.provenance import ROOT
 from experiments import runs
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
     README = f.read()
 

@@ -7,13 +7,12 @@ import shutil
 import numpy as np
 import pytest
 
+from continuous_control.provenance import ROOT
 from experiments import runs
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
 def fake_run(folder, seed, means, variant=None, **summary):
-    """A run folder as training leaves it: every arm scores the episode's mean, but arm 0 is 1 below
+    """A run folder as training leaves it (its config.json holds only the seed): every arm scores the episode's mean, but arm 0 is 1 below
     and arm 1 is 1 above."""
     os.makedirs(folder)
     means = np.asarray(means, float)
@@ -25,6 +24,8 @@ def fake_run(folder, seed, means, variant=None, **summary):
                delimiter=",", header="episode,mean,min,max,avg100,wall_seconds", comments="")
     np.savetxt(os.path.join(folder, "arm_scores.csv"), np.column_stack([episodes, arms]), delimiter=",",
                header="episode," + ",".join(f"arm{k}" for k in range(20)), comments="")
+    with open(os.path.join(folder, "config.json"), "w") as f:
+        json.dump({"seed": seed}, f)
     with open(os.path.join(folder, "summary.json"), "w") as f:
         json.dump({"seed": seed, "variant": variant, "solved_at": None, "wall_seconds": 120.0,
                    "wall_seconds_to_solve": None, "episodes": len(means), "commit": "abc1234",
@@ -85,7 +86,7 @@ def test_the_saved_results_load_with_provenance_as_fields():
 
 @pytest.mark.parametrize("damage", ["an arm column gone", "a word in the scores", "summary.json cut short"])
 def test_a_damaged_run_folder_is_refused_naming_its_file(tmp_path, damage):
-    """Both readers of a run folder (the package's load_run and the analyses' measure) name the file."""
+    """The package's load_run, and the analyses' measure, which reads a folder through it, name the file."""
     from continuous_control.results import load_run
     folder = tmp_path / "run"
     shutil.copytree(os.path.join(ROOT, "checkpoints"), folder, ignore=shutil.ignore_patterns("resume*", ".lock"))

@@ -11,10 +11,9 @@ import pandas as pd
 import pytest
 from scipy import stats as sp
 
-from continuous_control.variants import LABELS
+from continuous_control.provenance import ROOT
 from experiments import runs, stats
-
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from experiments.variants import LABELS
 
 
 def table_of(full, variant, measure="mean_1_100"):

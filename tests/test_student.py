@@ -12,6 +12,7 @@ import pytest
 from nbclient import NotebookClient
 
 import grader
+from continuous_control.provenance import ROOT
 from tools import student
 
 LESSON = nbformat.read(student.LESSON, as_version=4)
@@ -40,7 +41,7 @@ def test_at_least_ten_blanks_each_with_a_hint_and_a_graded_check_of_its_own():
 def test_the_run_and_the_report_are_graded_by_hand_with_the_rubrics_points():
     # a task (the full run's reward plot) and a written answer; doc/instructors.md's rubric gives their points
     assert BY_HAND["task-solved"].metadata["nbgrader"]["task"] and BY_HAND["report"].metadata["nbgrader"]["solution"]
-    rubric = Path(student.ROOT, "doc", "instructors.md").read_text(encoding="utf-8")
+    rubric = Path(ROOT, "doc", "instructors.md").read_text(encoding="utf-8")
     for grade_id, cell in BY_HAND.items():
         rows = re.findall(rf"^\| `{grade_id}` \|.*\| (\d+) \|$", rubric, re.M)
         assert [int(r) for r in rows] == [cell.metadata["nbgrader"]["points"]], grade_id
@@ -134,6 +135,19 @@ def test_the_filled_handout_runs_top_to_bottom_with_its_own_package(handout, mon
     assert any("history = train(" in c.source and c.outputs for c in nb.cells)
 
 
+def test_the_handout_holds_neither_the_reports_analyses_nor_its_saved_runs(handout):
+    """The lesson reads the report's small tables in doc/; experiments/ and results/ stay with the maintainers,
+    and nothing handed out imports experiments."""
+    assert not Path(handout, "experiments").exists() and not Path(handout, "results").exists()
+    assert Path(handout, "doc", "critic_q.csv").is_file() and Path(handout, "doc", "effects.csv").is_file()
+    importing = re.compile(r"^\s*(from|import)\s+experiments\b", re.M)
+    for path in Path(handout).rglob("*"):
+        if path.suffix in (".py", ".ipynb"):
+            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells) if path.suffix == ".ipynb" \
+                else path.read_text(encoding="utf-8")
+            assert not importing.search(text), f"{path.relative_to(handout)} imports experiments"
+
+
 def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
     links = []
     for path in [*Path(handout).glob("*.md"), Path(handout, "Continuous_Control.ipynb")]:
@@ -152,11 +166,11 @@ def test_a_handout_never_writes_over_anything(tmp_path, where):
         folder.mkdir()
         (folder / "Continuous_Control.ipynb").write_text("my work")
     else:
-        folder = Path(student.ROOT) / where
+        folder = Path(ROOT) / where
     with pytest.raises(SystemExit) as refused:
         student.main(["--handout", str(folder)])
     message = str(refused.value.code)
     assert message.startswith("refusing to write into") and str(folder) in message and "\n" not in message
     if where == "a student's folder":
         assert (folder / "Continuous_Control.ipynb").read_text() == "my work" and len(list(folder.iterdir())) == 1
-    assert not (Path(student.ROOT) / "results" / "x").exists()
+    assert not (Path(ROOT) / "results" / "x").exists()

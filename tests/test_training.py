@@ -236,7 +236,7 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
     ("none", False, False, False),        # no noise at all: exploring is acting noise-free
 ])
 def test_exploration_variants_act_as_configured(exploration, per_arm, arms_differ, noise_free_differs):
-    from continuous_control.ablations import Ablation, make_agent
+    from experiments.ablations import Ablation, make_agent
     agent = make_agent(Ablation(**SMALL, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
     agent.begin_episode(1)
     same_state = np.tile(np.random.default_rng(0).normal(size=33).astype(np.float32), (20, 1))
@@ -277,8 +277,8 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     """experiments/run.py skips a run only when its summary names today's changes for its variant and
     today's RESULTS_VERSION, and that run reached the stop rule asked for: solved (when it stops on
     solving), or the episodes asked for."""
-    from continuous_control.variants import RESULTS_VERSION
     from experiments import run as runner
+    from experiments.variants import RESULTS_VERSION
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
@@ -306,8 +306,8 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
 def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
     """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
-    from continuous_control.variants import CHANGES, RESULTS_VERSION
     from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
+    from experiments.variants import CHANGES, RESULTS_VERSION
     results, runs = tmp_path / "results", tmp_path / "runs"
     for variant, seed in (*WEAK_ARM_RUNS[:2], TWIN_CRITIC_RUN, ("uniform", 0)):
         folder = results / variant / f"seed{seed}"
@@ -335,7 +335,7 @@ def test_experiments_run_refuses_bad_counts(option, value, capsys):
 def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
-    from continuous_control.results import code_version
+    from continuous_control.provenance import code_version
     git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True,
                                     timeout=60).stdout
     assert code_version(str(tmp_path)) == "unknown"
@@ -381,11 +381,11 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
 def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     """Runs repeat episode for episode on the same kind of processor, not always on another: the summary
     names the model (read from /proc/cpuinfo where there is one) and the commit, each a field of its own."""
-    from continuous_control import results
+    from continuous_control import provenance, results
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n" * 2)
-    assert results.processor(str(cpuinfo)) == "Example CPU 9000"
-    assert results.processor(str(tmp_path / "none")) in ("", platform.processor())
+    assert provenance.processor(str(cpuinfo)) == "Example CPU 9000"
+    assert provenance.processor(str(tmp_path / "none")) in ("", platform.processor())
     monkeypatch.setattr(results, "processor", lambda: "Intel(R) Xeon(R) Processor, rev 2")
     monkeypatch.setattr(results, "code_version", lambda: "abc1234+changes")
     agent, history = Agent(Config(**SMALL), 33, 4, 2), {"mean": [1.0], "min": [0.5], "max": [1.5], "avg100": [1.0],
@@ -393,4 +393,4 @@ def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     summary = results.save_results(str(tmp_path / "run"), agent, history, None)
     assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["processor"] == "Intel(R) Xeon(R) Processor, rev 2" and summary["commit"] == "abc1234+changes"
-    assert summary["machine"] == results.machine()
+    assert summary["machine"] == provenance.machine()

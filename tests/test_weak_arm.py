@@ -5,7 +5,7 @@ plays a legitimate policy), that a mirrored policy sees one direction only, and 
 import numpy as np
 import torch
 
-from continuous_control.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
+from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
 from experiments.weak_arm import mirror_policy
 from reacher import ReacherEnvironment
 

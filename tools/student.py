@@ -27,21 +27,22 @@ from pathlib import Path
 
 import nbformat
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.provenance import ROOT
+
 LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
 ASSIGNMENT = "continuous_control"
 STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's own code stub
 ANSWER = "YOUR ANSWER HERE"                                          # and its stub of a written answer
-# What the lesson needs beside itself: the packages it imports, the grader, the saved runs its effect
-# sentences read, and the environment's account (the lesson links to it).
-SUPPORT = ["reacher", "continuous_control", "experiments", "grader", "results", "doc/environment.md", "doc/effects.csv"]
+# What the lesson needs beside itself: the packages it imports, the grader, the report's small tables that its
+# effect sentences and its critics' Q read (doc/, written by `make report`), and the environment's account (the
+# lesson links to it). Not the report's analyses (experiments/) nor its saved runs (results/).
+SUPPORT = ["reacher", "continuous_control", "grader", "doc/environment.md", "doc/effects.csv", "doc/critic_q.csv"]
 HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README and pyproject.toml
 # Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
-# and all), the report's ablations (a variant of the new-transition priority) and the GPU path (learn,
-# importance weights and priorities in tensors) by a line that says they are not part of it.
+# and all), and the GPU path (learn, importance weights and priorities in tensors) by a line that says it is
+# not part of it. (The report's ablations, which restate one too, are experiments/'s: not handed out.)
 WITHHELD = {
-    "continuous_control/ablations.py": '"""The report\'s ablations are not part of the hand-out."""\n',
     "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
                                      'def for_device(agent_class, device: str):\n'
                                      '    if device != "cpu":\n'

@@ -11,7 +11,8 @@ import os
 import subprocess
 import sys
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.provenance import ROOT
+
 # The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
 TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
 # No widget state saved: where no kernel runs, it would shadow the still image or text (no_widget_state.py).
@@ -57,11 +58,11 @@ TASKS = {
                     "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
                     [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})]),
     "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
-        (["benchmarks.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
-        (["benchmarks.published_learner", "--report"], {})]),
+        (["experiments.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
+        (["experiments.published_learner", "--report"], {})]),
     "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
               "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
-              [(["benchmarks.peers"], {})]),
+              [(["experiments.peers"], {})]),
 }
 
 

@@ -20,7 +20,8 @@ from pathlib import Path
 from packaging import tags
 from packaging.utils import canonicalize_name, parse_wheel_filename
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+from continuous_control.provenance import ROOT
+
 INDEX = "https://pypi.org/simple"
 PYTHONS = ("3.11", "3.12", "3.13", "3.14")
 MANYLINUX = lambda arch: [f"manylinux_2_{k}_{arch}" for k in range(28, 16, -1)] + [f"manylinux2014_{arch}"]

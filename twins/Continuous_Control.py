@@ -220,8 +220,6 @@ class Config:
 # measures it (`Report.ipynb`). The middle column is read from `Config()`.
 
 # %%
-from continuous_control.variants import LABELS
-
 c = Config()
 departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
     ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
@@ -231,12 +229,12 @@ departures = [  # (what, the paper [1], this notebook, why, the ablation in Repo
     ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
     ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
     ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
-    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "one_step"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "a small gain at most (4)", "uniform"),
-    ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "action_noise"),
-    ("learning schedule", "every step", f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)", "speed: learning every step scores better, but takes longer (6.2)", "learn_every_step"),
+    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "1-step targets"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "a small gain at most (4)", "uniform replay"),
+    ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "OU action noise instead of NoisyNet"),
+    ("learning schedule", "every step", f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)", "speed: learning every step scores better, but takes longer (6.2)", "learning every step throughout"),
 ]
-rows = [f"| {what} | {paper} | {ours} | {why} | {LABELS[ablation] if ablation else '-'} |"
+rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |"
         for what, paper, ours, why, ablation in departures]
 Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
 
@@ -1346,9 +1344,10 @@ plt.show()
 
 # %% [markdown]
 # **Exercises.**
-# 1. The report's ablations explore with OU action noise, or with none: `from continuous_control import
-#    ablations`, then `ablations.train(ablations.Ablation(exploration="ou"), env, "runs/ou", 20, live=False)`,
-#    and likewise `exploration="none"`. With 20 arms in 20 states, how much does the noise matter?
+# 1. The report's ablations explore with OU action noise, or with none. In the project's checkout (the
+#    hand-out has no `experiments/`): `from experiments import ablations`, then
+#    `ablations.train(ablations.Ablation(exploration="ou"), env, "runs/ou", 20, live=False)`, and likewise
+#    `exploration="none"`. With 20 arms in 20 states, how much does the noise matter?
 # 2. Print each layer's mean $|\sigma|$ (the diagnostics' `sigma_k`) over a run: does it shrink?
 
 # %% [markdown]
@@ -1765,22 +1764,15 @@ plt.show()
 # %% [markdown]
 # **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right. It may be the
 # overestimation of section 2.3; no run here isolates the cause. The cell reads the report's 1-step and
-# clipped double-Q runs beside the default's; the 1-step critics end below the return earned, possibly
-# because they have not yet converged.
+# clipped double-Q runs beside the default's, as the report's table `doc/critic_q.csv` sums them up (the
+# means over the seeds); the 1-step critics end below the return earned, possibly because they have not
+# yet converged.
 
 # %%
-from continuous_control.results import load_variant
-
-for variant in ("full", "one_step", "clipped_double_q"):
-    saved = load_variant(variant)
-    if not saved:
-        print(f"{variant}: no runs in results/ yet (make experiments)")
-        continue
-    q = np.array([r["diagnostics"]["q"][:100] for r in saved])
-    earned = np.array([q_reference(r["scores"]["mean"][:100], r["config"]["gamma"])["earned"] for r in saved])
-    print(f"{variant:8s} ({len(saved)} seeds in results/): mean Q in episodes 80 and 100: {q[:, 79].mean():.2f}, "
-          f"{q[:, 99].mean():.2f}; return earned in episode 100: {earned[:, 99].mean():.2f}; "
-          f"ceiling {reference['ceiling']:.2f}")
+critic_q = pd.read_csv("doc/critic_q.csv")
+for row in critic_q.itertuples():
+    print(f"{row.variant:8s} ({row.seeds} seeds): mean Q in episodes 80 and 100: {row.q_80:.2f}, {row.q_100:.2f}; "
+          f"return earned in episode 100: {row.earned_100:.2f}; ceiling {reference['ceiling']:.2f}")
 
 # %% [markdown]
 # ## 9. Watch the trained agent

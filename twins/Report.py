@@ -38,12 +38,12 @@ import numpy as np
 import pandas as pd
 from IPython.display import HTML, Markdown, display
 
-from benchmarks.peers import LABELS as PEER_LABELS
 from continuous_control.figures import history_of, plot_diagnostics, plot_scores, q_reference
 from continuous_control.playback import load_networks, policy_of, render_replay
 from continuous_control.results import load_run
-from continuous_control.variants import CHANGES, LABELS
 from experiments import report, runs, stats
+from experiments.peers import LABELS as PEER_LABELS
+from experiments.variants import CHANGES, LABELS
 from reacher.render import to_gif
 
 pd.set_option("display.max_colwidth", 120)
@@ -367,7 +367,7 @@ Markdown(f"On the Unity build (the specification): random play scores {unity['ra
 report.published()[["build", "printed", "convention", "window_end", "wall_time", "hardware"]]
 
 # %% [markdown]
-# **Stable-Baselines3 on the same 20 arms** (`make peers`, `benchmarks/peers.py`): TD3 and SAC with
+# **Stable-Baselines3 on the same 20 arms** (`make peers`, `experiments/peers.py`): TD3 and SAC with
 # RL-Zoo's MuJoCo hyperparameters on the agent's update schedule, on RL-Zoo's own schedule, and
 # configured like the agent. A peer's seed $k$ shares neither the agent's training goals nor its
 # weights, so nothing pairs a peer's run with one of the agent's: each peer's runs and the full agent's

@@ -1,9 +1,9 @@
 """Stable-Baselines3's TD3 and SAC trained on the same 20 arms as the agent (`make peers`).
 
-    python -m benchmarks.peers                          # td3, sac, td3_like, sac_like on seeds 0-4, resumable
-    python -m benchmarks.peers --runs td3_zoo sac_zoo   # RL-Zoo's update schedule: 40-65 minutes a run
-    python -m benchmarks.peers --runs td3 --seeds 0 --episodes 2 --out /tmp/peers   # one short run
-    SMOKE=1 python -m benchmarks.peers --out /tmp/peers  # seconds: 4 episodes of 48 steps
+    python -m experiments.peers                          # td3, sac, td3_like, sac_like on seeds 0-4, resumable
+    python -m experiments.peers --runs td3_zoo sac_zoo   # RL-Zoo's update schedule: 40-65 minutes a run
+    python -m experiments.peers --runs td3 --seeds 0 --episodes 2 --out /tmp/peers   # one short run
+    SMOKE=1 python -m experiments.peers --out /tmp/peers  # seconds: 4 episodes of 48 steps
 
 A run (PEERS) is an algorithm, an update schedule (SCHEDULES) and settings (SETTINGS: RL-Zoo's MuJoCo set,
 or "like" the agent's Config, less what SB3 lacks). A run leaves results/peers/<run>/seed<k>/ as the agent's
@@ -25,7 +25,8 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.results import ROOT, TARGET_SCORE, WINDOW, code_version, evaluate, first_episode_at, machine, processor, write_csv
+from continuous_control.provenance import ROOT, code_version, machine, processor
+from continuous_control.results import TARGET_SCORE, WINDOW, evaluate, first_episode_at, write_csv
 from experiments.run import child
 from reacher.physics import MAX_STEPS
 
@@ -332,7 +333,7 @@ def main(argv=None) -> None:
     todo = [(n, s) for s in args.seeds for n in args.runs if not finished(args.out, n, s)]
     print(f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
           + ", ".join(f"{n}/seed{s}" for n, s in todo), flush=True)
-    argv = lambda name, seed: ["benchmarks.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
+    argv = lambda name, seed: ["experiments.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
                                "--jobs", str(args.jobs), "--out", args.out, "--work", args.work]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
         list(pool.map(lambda run: child(argv(*run), f"{run[0]} seed {run[1]}",

@@ -1,7 +1,7 @@
 """A published course learner, re-expressed, trained on the built-in Reacher next to its Unity log.
 
-    python -m benchmarks.published_learner --seeds 0 1 2 --episodes 80     # results/published_learner/
-    python -m benchmarks.published_learner --report                        # doc/published_learner.png
+    python -m experiments.published_learner --seeds 0 1 2 --episodes 80     # results/published_learner/
+    python -m experiments.published_learner --report                        # doc/published_learner.png
 
 Is the replica about as hard to learn as the Unity build? A learner trained there, its per-episode
 log public, answers that: github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a. Its code
@@ -19,7 +19,8 @@ import numpy as np
 import torch
 from torch import nn
 
-from continuous_control.results import ROOT, first_episode_at
+from continuous_control.provenance import ROOT
+from continuous_control.results import first_episode_at
 from reacher import BRAIN_NAME, ReacherEnvironment
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
@@ -131,7 +132,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     fig.savefig(path, dpi=110)
     plt.close(fig)
     lines = ["# A published course learner on the built-in replica", "",
-             f"Made by `make learner` (`benchmarks/published_learner.py --report`) from `results/published_learner/`; "
+             f"Made by `make learner` (`experiments/published_learner.py --report`) from `results/published_learner/`; "
              f"do not edit by hand. Source of the learner and its Unity log: {SOURCE}. Figure: "
              "[published_learner.png](published_learner.png).", "",
              "| run | episodes | first episode with 20-arm mean >= 30 | mean of its episodes | Unity's mean over the same episodes |",

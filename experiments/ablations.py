@@ -5,18 +5,29 @@ so the lesson's classes stay as their math. At the defaults an `AblationAgent` i
 step (tested).
 """
 import functools
+import math
 from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn.functional as F
 
-from .agent import Actor, Agent, Behaviour, Config, NoisyActor, NoisyLinear, OrnsteinUhlenbeck, PrioritizedReplay
-from .agent import train as lesson_train
+from continuous_control.agent import Actor, Agent, Behaviour, Config, NoisyActor, NoisyLinear, OrnsteinUhlenbeck, PrioritizedReplay
+from continuous_control.agent import train as lesson_train
+
+EXPLORATIONS = ("noisynet", "ou", "none")
+NEW_PRIORITIES = ("recent", "largest_ever", "mean")
 
 
 @dataclass
 class Ablation(Config):
+    # The ranges of the fields below, which check_config (continuous_control/config.py) adds to the lesson's.
+    RANGES = {
+        "action_noise": (lambda v: 0 <= v < math.inf, ">= 0"),
+        "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
+        "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
+    }
+
     exploration: str = "noisynet"
     """'noisynet' (the lesson's), 'ou' (Ornstein-Uhlenbeck action noise, a plain actor), or 'none'."""
     noise_per_arm: bool = False
@@ -32,6 +43,8 @@ class Ablation(Config):
         if torch.device(self.device).type == "cuda":    # the GPU path would replace the parts a variant swaps
             raise ValueError("The report's ablations train on the CPU: the GPU path runs the lesson's agent only.")
         super().__post_init__()
+        if self.noise_per_arm and self.exploration != "noisynet":
+            raise ValueError(f"Config.noise_per_arm=True needs exploration='noisynet', got {self.exploration!r}")
 
 
 # The Reacher's mirror symmetry x -> -x (same reward): the numbers that change sign. Per link (A at 0, B at

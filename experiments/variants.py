@@ -2,7 +2,7 @@
 
 Ablations change one thing at a time, except plain DDPG, which removes all three extensions.
 The order is the report's; "full" is the notebook's configuration. A change to a field the lesson's
-`Config` lacks makes the run an `ablations.Ablation`, trained by `ablations.AblationAgent`.
+`Config` lacks makes the run an `ablations.Ablation` (experiments/ablations.py), trained by `ablations.AblationAgent`.
 """
 VARIANTS = {
     "full": ("full: 5-step + prioritized + NoisyNet", {}),
@@ -27,3 +27,5 @@ VARIANTS = {
 RESULTS_VERSION = 1
 LABELS = {name: label for name, (label, _) in VARIANTS.items()}
 CHANGES = {name: changes for name, (_, changes) in VARIANTS.items()}
+# The full agent in C0, every other variant in a color of its own.
+COLORS = dict(zip(VARIANTS, [f"C{k}" for k in range(10)] + ["black", "gold", "teal", "purple", "olive", "navy"]))
