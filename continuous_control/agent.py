@@ -24,8 +24,7 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-from continuous_control import (Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device,
-                                refuse_non_finite, seed_streams)
+from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device, refuse_non_finite, seed_streams
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -153,7 +152,11 @@ class DDPG(Networks):
 
     def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
                  critic_target: nn.Module, state_size: int):
-        self.cfg, self.actor, self.actor_target, self.critic, self.critic_target = cfg, actor, actor_target, critic, critic_target
+        self.cfg = cfg
+        self.actor = actor
+        self.actor_target = actor_target
+        self.critic = critic
+        self.critic_target = critic_target
         for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())          # the targets start as copies
@@ -234,7 +237,8 @@ class NStepAccumulator:
     """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
 
     def __init__(self, n: int, gamma: float, num_agents: int, state_size: int, action_size: int):
-        self.n, self.gamma = n, gamma
+        self.n = n
+        self.gamma = gamma
         self.states = np.zeros((n, num_agents, state_size), np.float32)
         self.actions = np.zeros((n, num_agents, action_size), np.float32)
         self.rewards = np.zeros((n, num_agents), np.float32)
@@ -340,7 +344,11 @@ class PrioritizedReplay:
 
     def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
                  offset: float, rng: np.random.Generator, window: int = 1):
-        self.capacity, self.alpha, self.offset, self.rng, self.window = capacity, alpha, offset, rng, window
+        self.capacity = capacity
+        self.alpha = alpha
+        self.offset = offset
+        self.rng = rng
+        self.window = window
         self.states = np.zeros((capacity, state_size), np.float32)
         self.actions = np.zeros((capacity, action_size), np.float32)
         self.returns = np.zeros(capacity, np.float32)
@@ -348,7 +356,9 @@ class PrioritizedReplay:
         self.discounts = np.zeros(capacity, np.float32)
         self.priorities = SumTree(capacity)       # holds p_i^alpha
         self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
-        self.next, self.size, self.updates = 0, 0, 0
+        self.next = 0                             # the row the next transition goes to
+        self.size = 0                             # transitions stored
+        self.updates = 0                          # updates of the priorities so far
 
     def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
         """Store a batch of transitions over the oldest; return the rows they went to."""
@@ -402,7 +412,9 @@ class NoisyLinear(nn.Module):
 
     def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
         super().__init__()
-        self.in_features, self.out_features, bound = in_features, out_features, in_features ** -0.5
+        self.in_features = in_features
+        self.out_features = out_features
+        bound = in_features ** -0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
@@ -467,7 +479,9 @@ class OrnsteinUhlenbeck:
     correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
 
     def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
-        self.kappa, self.scale, self.generator = kappa, scale, generator
+        self.kappa = kappa
+        self.scale = scale
+        self.generator = generator
         self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
 
     def sample(self) -> torch.Tensor:
@@ -483,7 +497,9 @@ class Behaviour(nn.Module):
 
     def __init__(self, cfg: Config, learner: DDPG, actor: Actor, generator: torch.Generator):
         super().__init__()
-        self.learner, self.norm, self.actor = learner, Normalizer(learner.norm.mean.numel()), actor.requires_grad_(False)
+        self.learner = learner
+        self.norm = Normalizer(learner.norm.mean.numel())
+        self.actor = actor.requires_grad_(False)
         self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)    # epsilon_t (5.2)
 
     @torch.no_grad()
@@ -509,8 +525,11 @@ class Agent(DDPG):
     """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
 
     def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        seeds, self.cfg, self.sizes = seed_streams(cfg.seed), cfg, (num_agents, state_size, action_size)
-        self.rng, self.gen = np.random.default_rng(seeds["replay"]), torch.Generator().manual_seed(seeds["noise"])
+        seeds = seed_streams(cfg.seed)
+        self.cfg = cfg
+        self.sizes = (num_agents, state_size, action_size)
+        self.rng = np.random.default_rng(seeds["replay"])                    # the replay's sampler
+        self.gen = torch.Generator().manual_seed(seeds["noise"])             # the actor's noise
         torch.manual_seed(seeds["weights"])
         critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
         super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),

@@ -201,7 +201,9 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
             _put(getattr(record, name), saved[name])
         record.adds = state["memory"]["adds"]
     m.priorities[np.arange(n)] = saved["priorities"]
-    m.next, m.size, m.updates = state["memory"]["next"], n, state["memory"]["updates"]
+    m.next = state["memory"]["next"]
+    m.size = n
+    m.updates = state["memory"]["updates"]
     _put(m.recent, state["memory"]["recent"].numpy())
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
@@ -214,5 +216,6 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     agent.behaviour.noise.state = random["noise"]
     if random["env"] is not None and hasattr(env, "physics"):
         env.physics.rng.bit_generator.state = random["env"]
-    agent.steps, agent.updates = state["steps"], state["updates"]
+    agent.steps = state["steps"]
+    agent.updates = state["updates"]
     return state["episode"], state["history"]

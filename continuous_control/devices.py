@@ -41,7 +41,8 @@ class DeviceReplay:
                                                                              "next", "size", "updates")})
         state_size, action_size = memory.states.shape[1], memory.actions.shape[1]
         self.blocks = (state_size, action_size, 1, state_size, 1)
-        self.device, self.rows = device, torch.zeros(memory.capacity, sum(self.blocks), device=device)
+        self.device = device
+        self.rows = torch.zeros(memory.capacity, sum(self.blocks), device=device)
         self.states, self.actions, returns, self.next_states, discounts = self.rows.split(self.blocks, 1)
         self.returns, self.discounts = returns[:, 0], discounts[:, 0]
         self.priorities = Priorities(memory.capacity, device)
@@ -91,7 +92,9 @@ class Graph:
     A call copies its arguments into the inputs; its result is `fn`'s outputs, overwritten by the next call."""
 
     def __init__(self, fn, *inputs: torch.Tensor, capture: bool = True):
-        self.fn, self.inputs, self.calls = fn, inputs, 0
+        self.fn = fn
+        self.inputs = inputs
+        self.calls = 0
         self.capture = capture and inputs[0].is_cuda
 
     def __call__(self, *values):

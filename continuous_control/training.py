@@ -84,9 +84,16 @@ class TrainingRun:
         """ValueError for fewer than one episode, before anything is written (it would replace the results)."""
         if not isinstance(max_episodes, numbers.Integral) or max_episodes < 1:
             raise ValueError(f"max_episodes must be a whole number >= 1, got {max_episodes!r}")
-        self.run_dir, self.agent, self.env, self.record, self.fingerprint = run_dir, agent, env, Recorder(agent), fingerprint
-        self.max_episodes, self.stop_when_solved, self.live = max_episodes, stop_when_solved, live
-        self.log_every, self.checkpoint_every = log_every, checkpoint_every
+        self.run_dir = run_dir
+        self.agent = agent
+        self.env = env
+        self.record = Recorder(agent)
+        self.fingerprint = fingerprint
+        self.max_episodes = max_episodes
+        self.stop_when_solved = stop_when_solved
+        self.live = live
+        self.log_every = log_every
+        self.checkpoint_every = checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
         self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None, "diagnostics": []}
         self.episode = 0
@@ -118,7 +125,8 @@ class TrainingRun:
 
     def end_episode(self, episode: int, scores: np.ndarray) -> bool:
         """Record one episode's scores (one per arm); True when the run is finished."""
-        h, self.episode = self.history, episode
+        h = self.history
+        self.episode = episode
         for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
             h[key].append(float(value))
         h["arms"].append(scores.tolist())
