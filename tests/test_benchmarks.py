@@ -35,13 +35,13 @@ def test_overrides_are_typed_against_the_config():
     parsed = parse_overrides(Config, ["hidden=(64, 64)", "clipped_double_q=True", "tau=1", "batch_size=512", "warmup=6000"])
     assert parsed == {"hidden": (64, 64), "clipped_double_q": True, "tau": 1.0, "batch_size": 512, "warmup": 6000}
     assert type(parsed["tau"]) is float
-    with pytest.raises(ValueError, match="Config.clipped_double_q must be bool, got 'yes'"):
+    with pytest.raises(ValueError, match=r"clipped_double_q\b.*'yes'"):
         Config(**parse_overrides(Config, ["clipped_double_q=yes"]))
-    with pytest.raises(ValueError, match="Config.batch_size must be int, got 1.5"):
+    with pytest.raises(ValueError, match=r"batch_size\b.*\b1\.5\b"):
         Config(**parse_overrides(Config, ["batch_size=1.5"]))
-    with pytest.raises(ValueError, match="Config.grad_clip must be > 0, got -1.0"):
+    with pytest.raises(ValueError, match=r"grad_clip\b.*-1\.0\b"):
         Config(**parse_overrides(Config, ["grad_clip=-1"]))
-    with pytest.raises(ValueError, match="Config has no field 'batchsize'"):
+    with pytest.raises(ValueError, match="'batchsize'"):
         Config(**parse_overrides(Config, ["batchsize=5"]))
     with pytest.raises(ValueError, match="expected FIELD=VALUE"):
         Config(**parse_overrides(Config, ["batch_size"]))

@@ -1,7 +1,14 @@
-"""The lesson's checks catch the classic bugs. Each bug below is planted, alone, in the lesson's code (a
-string substitution on its cells). A bug in the code around the blanks must fail at least one check of the
-whole lesson; a bug in a blank must fail that blank's graded check (visible and hidden tests), run alone as
-grading runs it (grader.Grader: one forked process per program, the libraries loaded once)."""
+"""The lesson's checks catch the classic bugs. Each bug below is planted, alone, in one function of the
+lesson's code: the function is found by name in the cells (`Class.method` is a method written in its class
+or attached with `@method_of(Class)`), and its syntax tree is changed (an expression or a statement
+replaced, dropped or moved), so the bugs do not depend on how the code is laid out. A bug in the code around
+the blanks must fail at least one check of the whole lesson; a bug in a blank must fail that blank's graded
+check (visible and hidden tests), run alone as grading runs it (grader.Grader: one forked process per
+program, the libraries loaded once)."""
+import ast
+import copy
+import textwrap
+
 import nbformat
 import pytest
 
@@ -11,129 +18,284 @@ from tools import student
 LESSON = nbformat.read(student.LESSON, as_version=4)
 SOLVED = grader.blank_sources(LESSON)
 
-# The steps of `learn`, as the lesson writes them.
-CRITIC_STEP = ("    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))\n"
-               "    self.memory.update_priorities(idx, td.cpu().numpy())\n")
-NOISE = "    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too\n"
-ACTOR_STEP = "    actor_loss = self.update_actor(s)\n"
 
-# (what, the text in the lesson's code, what it becomes, the blank it is in or None for the code around them)
-BUGS = [
-    # 2.1 the networks
-    ("no tanh on the actor's output", "return torch.tanh(self.layers[-1](x))", "return self.layers[-1](x)", None),
-    ("the normaliser's batch share fixed at one half", "w = x.shape[0] / (self.count + x.shape[0])", "w = 0.5", None),
-    # 2.2 DDPG
-    ("the online actor in the TD target", "self.critic_target(s_next, self.actor_target(s_next))",
-     "self.critic_target(s_next, self.actor(s_next))", "ddpg-target"),
-    ("the online critic in the TD target", "self.critic_target(s_next, self.actor_target(s_next))",
-     "self.critic(s_next, self.actor_target(s_next))", "ddpg-target"),
-    ("the discount dropped", "return ret + disc * self.critic_target", "return ret + self.critic_target", "ddpg-target"),
-    ("gamma instead of each transition's discount", "return ret + disc * self.critic_target",
-     "return ret + self.cfg.gamma * self.critic_target", "ddpg-target"),
-    ("the TD error's sign flipped", "    td = y - q\n", "    td = q - y\n", "ddpg-critic-loss"),
-    ("the importance weights left out of the loss", "return td, (w * td.pow(2)).mean()", "return td, td.pow(2).mean()",
-     "ddpg-critic-loss"),
-    ("the weights applied before squaring", "return td, (w * td.pow(2)).mean()", "return td, (w * td).pow(2).mean()",
-     "ddpg-critic-loss"),
-    ("the actor's loss flipped", "return -self.critic(s, self.actor(s)).mean()", "return self.critic(s, self.actor(s)).mean()",
-     "ddpg-actor-loss"),
-    ("the actor climbs the target critic", "return -self.critic(s, self.actor(s)).mean()",
-     "return -self.critic_target(s, self.actor(s)).mean()", "ddpg-actor-loss"),
-    ("the actor target never soft-updated",
-     "    for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):\n        torch._foreach_lerp_",
-     "    for target, online in ((self.critic_target, self.critic),):\n        torch._foreach_lerp_", "ddpg-soft-update"),
-    ("tau and 1 - tau swapped", "list(online.parameters()), self.cfg.tau)", "list(online.parameters()), 1 - self.cfg.tau)",
-     "ddpg-soft-update"),
-    ("the online networks moved toward their targets", "_lerp_(list(target.parameters()), list(online.parameters())",
-     "_lerp_(list(online.parameters()), list(target.parameters())", "ddpg-soft-update"),
-    # 2.3 clipped double-Q
-    ("max instead of min over the two critics", "return torch.minimum(self.q1(state, action), self.q2(state, action))",
-     "return torch.maximum(self.q1(state, action), self.q2(state, action))", "clipped-double-q"),
-    ("only the first target critic", "return torch.minimum(self.q1(state, action), self.q2(state, action))",
-     "return self.q1(state, action)", "clipped-double-q"),
-    # 3 n-step targets
-    ("the n-step rewards not discounted", 'np.einsum("k,ka->a", self.discounts[:self.n], self.rewards)',
-     'np.einsum("k,ka->a", np.ones(self.n), self.rewards)', "n-step-return"),
-    ("gamma^(n-1) for the bootstrap", "disc = np.full(len(ret), self.discounts[self.n], np.float32)",
-     "disc = np.full(len(ret), self.discounts[self.n - 1], np.float32)", "n-step-return"),
-    ("the newest step as the transition's start", "return self.states[0].copy(), self.actions[0].copy()",
-     "return self.states[-1].copy(), self.actions[-1].copy()", "n-step-return"),
-    ("a flush that bootstraps from the next episode's first state", "out = self.flush(states)",
-     "out = self.flush(next_states)", None),
-    ("the window not emptied after a flush", "            out = self.flush(states)\n            self.count = 0\n",
-     "            out = self.flush(states)\n", None),
-    ("a flush that emits the full window's oldest step again", "first = 1 if self.count == self.n else 0", "first = 0",
-     "n-step-flush"),
-    ("a flush that discounts every bootstrap by gamma^n", "disc = np.repeat(self.discounts[lengths], agents)",
-     "disc = np.repeat(np.full(len(lengths), self.discounts[self.n]), agents)", "n-step-flush"),
-    # 4.1 the sum tree
-    ("a walk that forgets to go down on the left", "\n    return 2 * node, u", "\n    return node, u", "sum-tree-walk"),
-    ("a walk that forgets to subtract the left sum", "return 2 * node + 1, u - left", "return 2 * node + 1, u",
-     "sum-tree-walk"),
-    ("a walk that sends the boundary left", "    if u >= left:\n        return 2 * node + 1",
-     "    if u > left:\n        return 2 * node + 1", "sum-tree-walk"),
-    ("an update that never reaches the root", "        while node >= 1:\n            tree[node]",
-     "        while node > 1:\n            tree[node]", None),
-    # 4.2 importance weights and priorities
-    ("the weights divided by their smallest", "return weights / weights.max()", "return weights / weights.min()",
-     "importance-weights"),
-    ("the weights' exponent +beta", "weights = (size * priorities / total) ** -beta", "weights = (size * priorities / total) ** beta",
-     "importance-weights"),
-    ("the weights not divided by their largest", "return weights / weights.max()", "return weights", "importance-weights"),
-    ("a priority from the signed TD error", "priorities = np.abs(td_errors) + self.offset", "priorities = td_errors + self.offset",
-     "new-priority"),
-    ("a priority without its offset", "priorities = np.abs(td_errors) + self.offset", "priorities = np.abs(td_errors)",
-     "new-priority"),
-    ("new transitions at the largest priority ever", "self.recent[self.updates % self.window] = priorities.max()",
-     "self.recent[0] = max(self.recent[0], priorities.max())", "new-priority"),
-    ("a ring that never turns", "    self.updates += 1\n    self._set_priority", "    self._set_priority", "new-priority"),
-    ("priorities stored without the exponent alpha", "self.priorities[idx] = priorities ** self.alpha",
-     "self.priorities[idx] = priorities", None),
-    # 5.1 noisy layers
-    ("noise without f(x) = sgn(x) sqrt(|x|)", "        f = signed_sqrt(eps)\n        self.eps_in",
-     "        f = eps\n        self.eps_in", None),
-    ("weight noise not scaled by sigma", "torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in))",
-     "self.weight_mean + torch.outer(f_out, f_in)", "noisy-weights"),
-    ("no noise on the bias", "torch.addcmul(self.bias_mean, self.bias_sigma, f_out))", "self.bias_mean)", "noisy-weights"),
-    # 5.2 the Ornstein-Uhlenbeck process
-    ("OU noise that returns the white increment", "* xi\n    return self.state", "* xi\n    return xi", "ou-step"),
-    ("an OU increment scaled by kappa", "self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi", "self.scale * self.kappa * xi",
-     "ou-step"),
-    ("an OU decay of kappa instead of 1 - kappa", "self.state = (1 - self.kappa) * self.state", "self.state = self.kappa * self.state",
-     "ou-step"),
-    # 6.1 the behaviour policy
-    ("a behaviour policy with stale state statistics", "            copy.copy_(source)\n", "            pass\n", None),
-    ("an agent that never explores", "policy = self.behaviour if explore else self.behaviour.mean_actor",
-     "policy = self.behaviour.mean_actor", None),
-    # 6.2 the agent: schedules, learn, step
-    ("n ramped one episode early", "1 + (episode - 1) // cfg.n_step_ramp", "1 + episode // cfg.n_step_ramp", None),
-    ("the fast episodes one short", "episode <= cfg.learn_every_until", "episode < cfg.learn_every_until", None),
-    ("beta never reaching 1", "return min(1.0, self.cfg.beta_start", "return min(0.9, self.cfg.beta_start", None),
-    ("learning one step after the warm-up", "self.memory.size >= self.cfg.warmup", "self.memory.size > self.cfg.warmup", None),
-    ("the behaviour policy not refreshed each step", "            self.behaviour.refresh()                      # the next step's",
-     "            pass                      # the next step's", None),
-    ("the actor's step before the critic's", CRITIC_STEP + NOISE + ACTOR_STEP, NOISE + ACTOR_STEP + CRITIC_STEP, "learn"),
-    ("priorities never updated", "    self.memory.update_priorities(idx, td.cpu().numpy())\n", "", "learn"),
-    ("no fresh noise for the actor's step", NOISE, "", "learn"),
-    ("raw states in the update", "    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states\n", "",
-     "learn"),
-    ("the actor's noise from the global generator", "torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise",
-     "torch.randn(self.actor.noise_size))    # fresh noise", "learn"),
-    # 7 the training loop
-    ("the state never advanced", "            states = next_states\n", "", None),
-    ("the done step never given to the agent", "            agent.step(states, actions, rewards, next_states, done)",
-     "            if done:\n                break\n            agent.step(states, actions, rewards, next_states, done)", None),
-    ("the score counting only the last step", "            scores += rewards\n", "            scores = rewards\n", None),
-]
+# --- patterns: Python code in which a name that starts with "_" stands for any expression (`torch.tanh(_x)`),
+# and `f(...)` for a call of f with any arguments ---
+
+def parse(code: str) -> ast.AST:
+    """The expression, or else the one statement, that `code` is."""
+    [node] = ast.parse(code).body
+    return node.value if isinstance(node, ast.Expr) else node
 
 
-def plant(program: list[dict], old: str, new: str) -> list[dict]:
-    """`program` with `old` replaced by `new` in the one cell that holds it (it must be there exactly once)."""
-    where = [k for k, cell in enumerate(program) if old in cell["source"]]
-    assert len(where) == 1 and program[where[0]]["source"].count(old) == 1, f"{old!r} is not in exactly one place"
-    cell = dict(program[where[0]], source=program[where[0]]["source"].replace(old, new))
+def match(pattern: ast.AST, node: ast.AST, bound: dict) -> bool:
+    """Whether `node` is `pattern`, binding each "_" name of the pattern to what it stands for in `bound`."""
+    if isinstance(pattern, ast.Name) and pattern.id.startswith("_"):
+        bound[pattern.id] = node
+        return True
+    if type(pattern) is not type(node):
+        return False
+    if isinstance(pattern, ast.Call) and len(pattern.args) == 1 and getattr(pattern.args[0], "value", None) is Ellipsis:
+        return match(pattern.func, node.func, bound)
+    for field in pattern._fields:
+        if field in ("ctx", "type_comment", "kind"):
+            continue
+        mine, theirs = getattr(pattern, field), getattr(node, field, None)
+        if isinstance(mine, list):
+            if not (isinstance(theirs, list) and len(mine) == len(theirs)
+                    and all(match(p, n, bound) if isinstance(p, ast.AST) else p == n for p, n in zip(mine, theirs))):
+                return False
+        elif isinstance(mine, ast.AST):
+            if not (isinstance(theirs, ast.AST) and match(mine, theirs, bound)):
+                return False
+        elif mine != theirs:
+            return False
+    return True
+
+
+def fill(template: ast.AST, bound: dict) -> ast.AST:
+    """`template` with each "_" name replaced by what it was bound to."""
+    class Fill(ast.NodeTransformer):
+        def visit_Name(self, node):
+            return copy.deepcopy(bound[node.id]) if node.id in bound else node
+    return Fill().visit(copy.deepcopy(template))
+
+
+def is_statement(pattern: ast.AST, statement: ast.stmt) -> bool:
+    """Whether `statement` is `pattern` (a statement, or an expression written as a statement)."""
+    return match(pattern, statement.value if isinstance(statement, ast.Expr) and isinstance(pattern, ast.expr)
+                 else statement, {})
+
+
+def blocks(function: ast.FunctionDef):
+    """Every list of statements in `function`: its body, and those of its loops, ifs, withs and trys."""
+    for node in ast.walk(function):
+        for field in ("body", "orelse", "finalbody"):
+            body = getattr(node, field, None)
+            if isinstance(body, list) and body and isinstance(body[0], ast.stmt):
+                yield body
+
+
+# --- the mutations: each changes a function's tree in place, and returns how many places it changed ---
+
+def replace(old: str, new: str, keep: str | None = None):
+    """Every expression or statement `old` becomes `new` (except where it is `keep`)."""
+    old, new, keep = parse(old), parse(new), keep and parse(keep)
+
+    class Replace(ast.NodeTransformer):
+        count = 0
+
+        def visit(self, node):
+            if keep is not None and match(keep, node, {}):
+                return node
+            bound = {}
+            if match(old, node, bound):
+                self.count += 1
+                return fill(new, bound)
+            return self.generic_visit(node)
+
+    def mutate(function):
+        replacing = Replace()
+        for k, statement in enumerate(function.body):
+            function.body[k] = replacing.visit(statement)
+        return replacing.count
+    return mutate
+
+
+def drop(statement: str):
+    """The statement `statement` left out (a block left empty becomes `pass`)."""
+    pattern = parse(statement)
+
+    def mutate(function):
+        count = 0
+        for body in blocks(function):
+            kept = [s for s in body if not is_statement(pattern, s)]
+            count += len(body) - len(kept)
+            body[:] = kept or [ast.Pass()]
+        return count
+    return mutate
+
+
+def insert(statement: str, before: str):
+    """The statement `statement` added just before the statement `before`."""
+    new, anchor = ast.parse(statement).body[0], parse(before)
+
+    def mutate(function):
+        for body in blocks(function):
+            where = [k for k, s in enumerate(body) if is_statement(anchor, s)]
+            for k in reversed(where):
+                body.insert(k, copy.deepcopy(new))
+            if where:
+                return len(where)
+        return 0
+    return mutate
+
+
+def move(*statements: str, before: str):
+    """The statements `statements` moved, in their order, to just before the statement `before`."""
+    patterns, anchor = [parse(s) for s in statements], parse(before)
+
+    def mutate(function):
+        for body in blocks(function):
+            moved = [s for s in body if any(is_statement(p, s) for p in patterns)]
+            if len(moved) == len(patterns) and any(is_statement(anchor, s) for s in body):
+                rest = [s for s in body if s not in moved]
+                k = next(k for k, s in enumerate(rest) if is_statement(anchor, s))
+                body[:] = rest[:k] + moved + rest[k:]
+                return len(moved)
+        return 0
+    return mutate
+
+
+def swap_loop_variables(function):
+    """The first loop over pairs, `for a, b in ...`, made `for b, a in ...`."""
+    for node in ast.walk(function):
+        if isinstance(node, ast.For) and isinstance(node.target, ast.Tuple) and len(node.target.elts) == 2:
+            node.target.elts.reverse()
+            return 1
+    return 0
+
+
+# --- planting a bug in a function of the lesson's cells ---
+
+def find(tree: ast.Module, name: str) -> ast.FunctionDef | None:
+    """The function `name` ("function", or "Class.method": in the class, or attached by `@method_of(Class)`)."""
+    owner, _, function = name.rpartition(".")
+    for node in tree.body:
+        if isinstance(node, ast.ClassDef) and node.name == owner:
+            for item in node.body:
+                if isinstance(item, ast.FunctionDef) and item.name == function:
+                    return item
+        if isinstance(node, ast.FunctionDef) and node.name == function:
+            attached = [d.args[0].id for d in node.decorator_list if isinstance(d, ast.Call)
+                        and getattr(d.func, "id", None) == "method_of" and d.args and isinstance(d.args[0], ast.Name)]
+            if (attached == [owner]) if owner else not attached:
+                return node
+    return None
+
+
+def plant(program: list[dict], function: str, mutation) -> list[dict]:
+    """`program` with `mutation` applied to `function`, in the one code cell (not a check) that defines it."""
+    where = [k for k, cell in enumerate(program) if cell.get("kind") != "check" and find(ast.parse(cell["source"]), function)]
+    assert len(where) == 1, f"{function} is defined in {len(where)} cells, not one"
+    source = program[where[0]]["source"]
+    node = find(ast.parse(source), function)
+    assert mutation(node) >= 1, f"the mutation changes nothing in {function}"
+    lines = source.splitlines(keepends=True)
+    start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
+    text = textwrap.indent(ast.unparse(node), " " * node.col_offset) + "\n"
+    cell = dict(program[where[0]], source="".join(lines[:start]) + text + "".join(lines[node.end_lineno:]))
+    assert ast.dump(ast.parse(cell["source"])) != ast.dump(ast.parse(source))
     compile(cell["source"], cell["name"], "exec")                    # a bug, not a syntax error
     return program[:where[0]] + [cell] + program[where[0] + 1:]
+
+
+ANY = "any check of the lesson"
+
+# (what, the function, the mutation, the check that must fail: a blank's graded check, or ANY)
+BUGS = [
+    # 2.1 the networks
+    ("no tanh on the actor's output", "Actor.forward", replace("torch.tanh(_x)", "_x"), ANY),
+    ("the normaliser's batch share fixed at one half", "Normalizer.update", replace("w = _", "w = 0.5"), ANY),
+    # 2.2 DDPG
+    ("the online actor in the TD target", "DDPG.td_target", replace("self.actor_target", "self.actor"),
+     "check-ddpg-target"),
+    ("the online critic in the TD target", "DDPG.td_target", replace("self.critic_target", "self.critic"),
+     "check-ddpg-target"),
+    ("the discount dropped", "DDPG.td_target", replace("disc", "1.0"), "check-ddpg-target"),
+    ("gamma instead of each transition's discount", "DDPG.td_target", replace("disc", "self.cfg.gamma"),
+     "check-ddpg-target"),
+    ("the TD error's sign flipped", "DDPG.critic_loss", replace("y - q", "q - y"), "check-ddpg-critic-loss"),
+    ("the importance weights left out of the loss", "DDPG.critic_loss", replace("w * _x", "_x"),
+     "check-ddpg-critic-loss"),
+    ("the weights applied before squaring", "DDPG.critic_loss", replace("w * _td.pow(2)", "(w * _td).pow(2)"),
+     "check-ddpg-critic-loss"),
+    ("the actor's loss flipped", "DDPG.actor_loss", replace("-_q", "_q"), "check-ddpg-actor-loss"),
+    ("the actor climbs the target critic", "DDPG.actor_loss", replace("self.critic", "self.critic_target"),
+     "check-ddpg-actor-loss"),
+    ("the actor target never soft-updated", "DDPG.update_targets", replace("self.actor_target", "self.actor"),
+     "check-ddpg-soft-update"),
+    ("tau and 1 - tau swapped", "DDPG.update_targets", replace("self.cfg.tau", "1 - self.cfg.tau"),
+     "check-ddpg-soft-update"),
+    ("the online networks moved toward their targets", "DDPG.update_targets", swap_loop_variables,
+     "check-ddpg-soft-update"),
+    # 2.3 clipped double-Q
+    ("max instead of min over the two critics", "TwinCriticTarget.forward", replace("torch.minimum", "torch.maximum"),
+     "check-clipped-double-q"),
+    ("only the first target critic", "TwinCriticTarget.forward", replace("torch.minimum(_q1, _q2)", "_q1"),
+     "check-clipped-double-q"),
+    # 3 n-step targets
+    ("the n-step rewards not discounted", "NStepAccumulator.emit",
+     replace("self.discounts[_k]", "np.ones_like(self.discounts)[_k]", keep="self.discounts[self.n]"),
+     "check-n-step-return"),
+    ("gamma^(n-1) for the bootstrap", "NStepAccumulator.emit",
+     replace("self.discounts[self.n]", "self.discounts[self.n - 1]"), "check-n-step-return"),
+    ("the newest step as the transition's start", "NStepAccumulator.emit", replace("_window[0]", "_window[-1]"),
+     "check-n-step-return"),
+    ("a flush that bootstraps from the next episode's first state", "NStepAccumulator.push",
+     replace("self.flush(states)", "self.flush(next_states)"), ANY),
+    ("the window not emptied after a flush", "NStepAccumulator.push", drop("self.count = 0"), ANY),
+    ("a flush that emits the full window's oldest step again", "NStepAccumulator.flush", replace("1 if _ else 0", "0"),
+     "check-n-step-flush"),
+    ("a flush that discounts every bootstrap by gamma^n", "NStepAccumulator.flush",
+     replace("self.discounts[lengths]", "np.full(len(lengths), self.discounts[self.n])"), "check-n-step-flush"),
+    # 4.1 the sum tree
+    ("a walk that forgets to go down on the left", "walk_step", replace("(2 * node, _u)", "(node, _u)"),
+     "check-sum-tree-walk"),
+    ("a walk that forgets to subtract the left sum", "walk_step", replace("u - left", "u"), "check-sum-tree-walk"),
+    ("a walk that sends the boundary left", "walk_step", replace("u >= left", "u > left"), "check-sum-tree-walk"),
+    ("an update that never reaches the root", "tree_set", replace("node >= 1", "node > 1"), ANY),
+    # 4.2 importance weights and priorities
+    ("the weights divided by their smallest", "importance_weights", replace("weights.max()", "weights.min()"),
+     "check-importance-weights"),
+    ("the weights' exponent +beta", "importance_weights", replace("-beta", "beta"), "check-importance-weights"),
+    ("the weights not divided by their largest", "importance_weights", replace("weights / weights.max()", "weights"),
+     "check-importance-weights"),
+    ("a priority from the signed TD error", "PrioritizedReplay.update_priorities",
+     replace("np.abs(td_errors)", "td_errors"), "check-new-priority"),
+    ("a priority without its offset", "PrioritizedReplay.update_priorities", replace("_p + self.offset", "_p"),
+     "check-new-priority"),
+    ("new transitions at the largest priority ever", "PrioritizedReplay.update_priorities",
+     replace("self.recent[_] = _p", "self.recent[0] = max(self.recent[0], _p)"), "check-new-priority"),
+    ("a ring that never turns", "PrioritizedReplay.update_priorities", drop("self.updates += 1"), "check-new-priority"),
+    ("priorities stored without the exponent alpha", "PrioritizedReplay._set_priority",
+     replace("_p ** self.alpha", "_p"), ANY),
+    # 5.1 noisy layers
+    ("noise without f(x) = sgn(x) sqrt(|x|)", "NoisyLinear.set_noise", replace("signed_sqrt(_eps)", "_eps"), ANY),
+    ("weight noise not scaled by sigma", "NoisyLinear.noisy_weights",
+     replace("self.weight_sigma", "torch.ones_like(self.weight_sigma)"), "check-noisy-weights"),
+    ("no noise on the bias", "NoisyLinear.noisy_weights", replace("self.bias_sigma", "torch.zeros_like(self.bias_sigma)"),
+     "check-noisy-weights"),
+    # 5.2 the Ornstein-Uhlenbeck process
+    ("OU noise that returns the white increment", "OrnsteinUhlenbeck.sample", replace("return self.state", "return xi"),
+     "check-ou-step"),
+    ("an OU increment scaled by kappa", "OrnsteinUhlenbeck.sample",
+     replace("(1 - (1 - self.kappa) ** 2) ** 0.5", "self.kappa"), "check-ou-step"),
+    ("an OU decay of kappa instead of 1 - kappa", "OrnsteinUhlenbeck.sample",
+     replace("(1 - self.kappa) * self.state", "self.kappa * self.state"), "check-ou-step"),
+    # 6.1 the behaviour policy
+    ("a behaviour policy with stale state statistics", "Behaviour.refresh", drop("_copy.copy_(_source)"), ANY),
+    ("an agent that never explores", "Agent.act", replace("_noisy if explore else _mean", "_mean"), ANY),
+    # 6.2 the agent: schedules, learn, step
+    ("n ramped one episode early", "Agent.begin_episode", replace("episode - 1", "episode"), ANY),
+    ("the fast episodes one short", "Agent.begin_episode",
+     replace("episode <= cfg.learn_every_until", "episode < cfg.learn_every_until"), ANY),
+    ("beta never reaching 1", "Agent.beta", replace("min(1.0, _b)", "min(0.9, _b)"), ANY),
+    ("learning one step after the warm-up", "Agent.step",
+     replace("self.memory.size >= self.cfg.warmup", "self.memory.size > self.cfg.warmup"), ANY),
+    ("the behaviour policy not refreshed each step", "Agent.step", drop("self.behaviour.refresh()"), ANY),
+    ("the actor's step before the critic's", "Agent.learn",
+     move("self.actor.set_noise(...)", "_ = self.update_actor(...)", before="_ = self.update_critic(...)"), "check-learn"),
+    ("priorities never updated", "Agent.learn", drop("self.memory.update_priorities(...)"), "check-learn"),
+    ("no fresh noise for the actor's step", "Agent.learn", drop("self.actor.set_noise(...)"), "check-learn"),
+    ("raw states in the update", "Agent.learn", replace("self.norm(_s)", "_s"), "check-learn"),
+    ("the actor's noise from the global generator", "Agent.learn",
+     replace("torch.randn(_size, generator=self.gen)", "torch.randn(_size)"), "check-learn"),
+    # 7 the training loop
+    ("the state never advanced", "train", drop("states = next_states"), ANY),
+    ("the done step never given to the agent", "train", insert("if done: break", before="agent.step(...)"), ANY),
+    ("the score counting only the last step", "train", replace("scores += rewards", "scores = rewards"), ANY),
+]
 
 
 def lesson() -> list[dict]:
@@ -147,15 +309,16 @@ def test_the_checks_pass_on_the_lessons_code(checks):
 
 def test_the_list_covers_thirty_bugs_in_every_section_and_every_blank():
     assert len(BUGS) >= 30
-    assert {blank for *_, blank in BUGS} - {None} == set(student.blank_ids())
+    assert {check for *_, check in BUGS} - {ANY} == {f"check-{blank}" for blank in student.blank_ids()}
 
 
-@pytest.mark.parametrize("what, old, new, blank", BUGS, ids=[b[0] for b in BUGS])
-def test_a_check_catches_the_bug(checks, what, old, new, blank):
-    if blank is None:
-        failed = checks.run(plant(lesson(), old, new), first=True)["failed"]
+@pytest.mark.parametrize("what, function, mutation, check", BUGS, ids=[b[0] for b in BUGS])
+def test_a_check_catches_the_bug(checks, what, function, mutation, check):
+    if check == ANY:
+        failed = checks.run(plant(lesson(), function, mutation), first=True)["failed"]
         assert failed, f"no check fails with {what}"
     else:
-        [cell] = plant([{"name": blank, "source": SOLVED[blank]}], old, new)
-        failed = checks.check(blank, cell["source"], student.HIDDEN[f"check-{blank}"])["failed"]
-        assert f"check-{blank}" in failed, f"{what}: check-{blank} passes ({failed})"
+        blank = check.removeprefix("check-")
+        [cell] = plant([{"name": blank, "source": SOLVED[blank]}], function, mutation)
+        failed = checks.check(blank, cell["source"], student.HIDDEN[check])["failed"]
+        assert check in failed, f"{what}: {check} passes ({failed})"

@@ -7,8 +7,8 @@ from continuous_control.agent import Config
 from continuous_control.config import check_config, parse_overrides
 from experiments.ablations import Ablation
 
-
-@pytest.mark.parametrize("changes, message", [
+# (the values, the rule they break: the test's name)
+RULES = [
     ({"grad_clip": -1.0}, "grad_clip must be > 0"),
     ({"grad_clip": 0.0}, "grad_clip must be > 0"),
     ({"tau": 2.0}, "tau must be in (0, 1]"),
@@ -45,12 +45,16 @@ from experiments.ablations import Ablation
     ({"noise_per_arm": 1}, "noise_per_arm must be bool"),
     ({"clipped_double_q": 1}, "clipped_double_q must be bool"),
     ({"gamma": "0.99"}, "gamma must be float or int"),
-])
-def test_a_value_that_breaks_learning_is_refused_by_name(changes, message):
+]
+
+
+@pytest.mark.parametrize("changes", [changes for changes, _ in RULES], ids=[rule for _, rule in RULES])
+def test_a_value_that_breaks_learning_is_refused_by_name(changes):
     kind = Config if set(changes) <= set(Config.__dataclass_fields__) else Ablation
-    with pytest.raises(ValueError, match="Config" + r"[ .]" + ".*" + message.replace("(", r"\(").replace(")", r"\)")
-                       .replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ValueError, match=r"^Config\b") as refused:
         kind(**changes)
+    for field, value in changes.items():                  # each field given, and the value it was given
+        assert field in str(refused.value) and repr(value) in str(refused.value)
 
 
 def test_the_edges_of_each_range_are_accepted():
@@ -74,7 +78,7 @@ def test_text_is_typed_by_the_annotations_optional_included():
         "clipped_double_q": True, "tau": 1.0, "exploration": "ou", "hidden": (64, 64)}
     assert parse_overrides(WithOptional, ["limit=None"]) == {"limit": None}
     assert parse_overrides(WithOptional, ["limit=30"]) == {"limit": 30.0}
-    with pytest.raises(ValueError, match="Config.limit must be float or int or None, got 'x'"):
+    with pytest.raises(ValueError, match=r"Config\.limit\b.*'x'"):
         WithOptional(**parse_overrides(WithOptional, ["limit=x"]))
 
 

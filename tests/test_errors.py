@@ -16,8 +16,8 @@ from reacher import (
 
 
 @pytest.mark.parametrize("actions, message", [
-    (np.zeros((20, 3)), r"expected actions of shape \(20, 4\).*shape \(20, 3\)"),
-    (np.zeros((10, 4)), r"expected actions of shape \(20, 4\).*shape \(10, 4\)"),
+    (np.zeros((20, 3)), r"\(20, 4\).*\(20, 3\)"),
+    (np.zeros((10, 4)), r"\(20, 4\).*\(10, 4\)"),
     (np.zeros(81), r"shape \(81,\)"),
     (np.zeros((20, 2, 2)), r"shape \(20, 2, 2\)"),
     (np.full((20, 4), np.nan), r"NaN or inf"),
@@ -46,12 +46,12 @@ def test_flat_and_dict_actions_are_accepted(env):
 
 
 @pytest.mark.parametrize("config, message", [
-    ({"goal_sped": 1.0}, r"'goal_sped' is not a valid parameter.*\['goal_size', 'goal_speed'\]"),
-    ({"goal_speed": "fast"}, r"must be a finite Integer or Float"),
-    ({"goal_size": float("nan")}, r"must be a finite Integer or Float"),
-    ({"goal_size": -1}, r"goal_size must be in \[0, 100\], got -1"),
-    ({"goal_size": 1e6}, r"goal_size must be in \[0, 100\]"),
-    ({"goal_speed": 3e38}, r"goal_speed must be in \[-360, 360\]"),
+    ({"goal_sped": 1.0}, r"'goal_sped'.*\['goal_size', 'goal_speed'\]"),
+    ({"goal_speed": "fast"}, r"'goal_speed'.*'fast'"),
+    ({"goal_size": float("nan")}, r"'goal_size'.*\bnan\b"),
+    ({"goal_size": -1}, r"goal_size\b.*\[0, 100\].*-1\b"),
+    ({"goal_size": 1e6}, r"goal_size\b.*\[0, 100\].*\b1000000\.0\b"),
+    ({"goal_speed": 3e38}, r"goal_speed\b.*\[-360, 360\]"),
 ])
 def test_bad_reset_parameters_are_refused(env, config, message):
     env.reset()
@@ -72,14 +72,14 @@ def test_step_before_reset_and_calls_after_close(env):
 
 
 def test_missing_unity_build(tmp_path):
-    with pytest.raises(UnityEnvironmentException, match=r"No Unity build found at .*Reacher\.x86_64"):
+    with pytest.raises(UnityEnvironmentException, match=re.escape(str(tmp_path / "Reacher_Linux" / "Reacher.x86_64"))):
         open_environment(str(tmp_path / "Reacher_Linux" / "Reacher.x86_64"))
 
 
 def test_non_executable_unity_build(tmp_path):
     build = tmp_path / "Reacher.x86_64"
     build.write_text("not a program")
-    with pytest.raises(UnityEnvironmentException, match="not an executable file: run `chmod"):
+    with pytest.raises(UnityEnvironmentException, match=re.escape(f"chmod +x {build}")):
         find_unity_build(str(build))
     os.chmod(build, 0o755)
     assert find_unity_build(str(tmp_path / "Reacher")) == str(build)
@@ -87,7 +87,7 @@ def test_non_executable_unity_build(tmp_path):
 
 @pytest.mark.parametrize("n", [2.7, "3", True, 0, -1])
 def test_a_number_of_arms_that_is_not_a_whole_positive_number_is_refused(n):
-    with pytest.raises(ValueError, match="num_agents must be a whole number of arms, at least 1"):
+    with pytest.raises(ValueError, match=rf"num_agents\b.*{re.escape(repr(n))}"):
         ReacherEnvironment(num_agents=n, verbose=False)
 
 

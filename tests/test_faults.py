@@ -5,6 +5,7 @@ import contextlib
 import errno
 import io
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -71,7 +72,7 @@ def test_a_crafted_checkpoint_runs_no_code_and_is_refused(saved, tmp_path):
     blob = io.BytesIO()
     torch.save({"config": Payload(str(marker))}, blob)
     replace_member(saved, "state", blob.getvalue())
-    with pytest.raises(checkpoints.CheckpointError, match="holds Python objects besides tensors .* refused"):
+    with pytest.raises(checkpoints.CheckpointError, match=re.escape(str(saved)) + ".*Python objects"):
         one_episode(tmp_path, resume=True)
     assert not marker.exists()
     assert saved.exists()                                  # nothing deleted
@@ -177,7 +178,7 @@ def test_resume_takes_the_usual_spellings(monkeypatch, value, expected):
 
 def test_a_misspelt_flag_is_refused(monkeypatch):
     monkeypatch.setenv("RESUME", "ture")
-    with pytest.raises(ValueError, match="RESUME='ture': expected 1, true or yes"):
+    with pytest.raises(ValueError, match="RESUME='ture'"):
         env_flag("RESUME")
 
 

@@ -1,4 +1,6 @@
 """The wheel matrix check (tools/wheels.py) accepts exactly the wheels pip would install."""
+import re
+
 import pytest
 from packaging.utils import parse_wheel_filename
 
@@ -30,7 +32,7 @@ def test_only_exact_pins_are_accepted(tmp_path):
     assert wheels.pins(str(good)) == [("numpy", "2.3.5"), ("tqdm", "4.70.1")]
     bad = tmp_path / "bad.txt"
     bad.write_text("numpy>=2\n")
-    with pytest.raises(ValueError, match="'numpy>=2' is not an exact pin"):
+    with pytest.raises(ValueError, match=re.escape(f"{bad}: 'numpy>=2'")):
         wheels.pins(str(bad))
 
 
@@ -47,4 +49,4 @@ def test_with_no_network_the_matrix_says_so_in_one_line(monkeypatch, capsys):
     monkeypatch.setattr(wheels.urllib.request, "urlopen", offline)
     assert wheels.main(["--python", "3.11"]) == 2
     lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("skipped")]
-    assert len(lines) == 1 and wheels.INDEX in lines[0] and "Temporary failure in name resolution" in lines[0]
+    assert len(lines) == 1 and wheels.INDEX in lines[0] and "name resolution" in lines[0]
