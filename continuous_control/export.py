@@ -42,10 +42,11 @@ def module_source(notebook: str = NOTEBOOK) -> str:
             heading = titles[-1] if titles else heading
         elif TAG in cell.get("metadata", {}).get("tags", []):
             for name, owner, text in statements(source):
+                if name == "method_of":  # the notebook's way to grow a class; the module needs none
+                    continue
                 if owner is None:
                     blocks.append([heading, text])
-                    if name:
-                        classes[name] = blocks[-1]
+                    classes[name] = blocks[-1]
                 elif owner in classes:
                     classes[owner][1] += "\n\n" + textwrap.indent(text, "    ")
                 else:
@@ -60,7 +61,7 @@ def module_source(notebook: str = NOTEBOOK) -> str:
 
 
 def statements(source: str):
-    """(class name or None, the class a `@method_of` function belongs to or None, its text) for each top-level
+    """(name defined or None, the class a `@method_of` function belongs to or None, its text) for each top-level
     statement of a cell, with the comments above it; a method's `@method_of` line dropped."""
     lines = source.splitlines()
     start = 0  # the first line (0-based) after the previous statement
@@ -72,7 +73,7 @@ def statements(source: str):
                 owner = d.args[0].id
                 del text[d.lineno - 1 - start : d.end_lineno - start]
         start = node.end_lineno
-        name = node.name if isinstance(node, ast.ClassDef) else None
+        name = node.name if isinstance(node, (ast.ClassDef, ast.FunctionDef)) else None
         yield name, owner, "\n".join(text).strip("\n")
 
 

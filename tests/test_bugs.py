@@ -238,7 +238,7 @@ BUGS = [
     ("a flush that emits the full window's oldest step again", "NStepAccumulator.flush", replace("1 if _ else 0", "0"),
      "check-n-step-flush"),
     ("a flush that discounts every bootstrap by gamma^n", "NStepAccumulator.flush",
-     replace("self.discounts[lengths]", "np.full(len(lengths), self.discounts[self.n])"), "check-n-step-flush"),
+     replace("self.discounts[m - j]", "self.discounts[self.n]"), "check-n-step-flush"),
     # 4.1 the sum tree
     ("a walk that forgets to go down on the left", "walk_step", replace("(2 * node, _u)", "(node, _u)"),
      "check-sum-tree-walk"),

@@ -69,7 +69,7 @@ from continuous_control import Networks, TrainingRun, check_config, code_fingerp
 # A class grows here cell by cell, as in d2l: `@method_of(Cls)` adds the function below it to `Cls`. The
 # package's `continuous_control/agent.py`, exported from this notebook, writes each class in one piece.
 
-# %%
+# %% tags=["export"]
 def method_of(cls):
     """Decorator: add the function to `cls` as a method."""
     def add(function):
