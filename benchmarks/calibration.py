@@ -8,6 +8,7 @@ For each joint model of the replica (reacher/physx.py), environment seed 777: ra
 to 0.15), the scripted controller and, noise-free, actors that students trained on the Unity build
 (Unity: 35 to 39; read from CALIBRATION_DIR, default ../shared/calibration, whose README gives sources).
 """
+
 import argparse
 import glob
 import json
@@ -26,7 +27,11 @@ RESULTS = os.path.join(ROOT, "results", "calibration")
 # The published actors: repository, commit, file. Their weights stay outside: only one repository has a licence.
 ACTORS = {
     "1jsingh": ("1jsingh/rl_reacher", "85bc46fc", "trained_models/ddpg/ddpg_actor.pth"),
-    "AnKra": ("AnKra/udacity-deep-reinforcement-learning-continuous-control-project", "646f4218", "checkpoint_actor.pth"),
+    "AnKra": (
+        "AnKra/udacity-deep-reinforcement-learning-continuous-control-project",
+        "646f4218",
+        "checkpoint_actor.pth",
+    ),
     "ChrisPalmerNZ": ("ChrisPalmerNZ/DRLND_p2_continuous_control", "876e3f57", "final_checkpoint_actor.pth"),
     "GrayWizard": ("GrayWizard/DRLND-Project2-ContinuousControl", "e4405195", "checkpoint_actor.pth"),
 }
@@ -37,8 +42,10 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
     """A published actor as a numpy function of (n, 33) observations -> (n, 4) actions."""
     path = os.path.join(folder, f"{name}.npz")
     if not os.path.exists(path):
-        raise FileNotFoundError(f"calibration actor {path} not found; set CALIBRATION_DIR to the folder "
-                                f"holding {', '.join(a + '.npz' for a in ACTORS)}")
+        raise FileNotFoundError(
+            f"calibration actor {path} not found; set CALIBRATION_DIR to the folder "
+            f"holding {', '.join(a + '.npz' for a in ACTORS)}"
+        )
     weights = dict(np.load(path, allow_pickle=False))
     layers = [str(layer) for layer in weights.pop("layers")]
 
@@ -48,22 +55,26 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
             kind, _, key = layer.partition(":")
             if kind == "linear":
                 x = x @ weights[f"{key}.weight"].T + weights[f"{key}.bias"]
-            elif kind == "batchnorm":       # inference mode, PyTorch's eps
-                x = ((x - weights[f"{key}.running_mean"]) / np.sqrt(weights[f"{key}.running_var"] + 1e-5)
-                     * weights[f"{key}.weight"] + weights[f"{key}.bias"])
+            elif kind == "batchnorm":  # inference mode, PyTorch's eps
+                x = (x - weights[f"{key}.running_mean"]) / np.sqrt(weights[f"{key}.running_var"] + 1e-5) * weights[
+                    f"{key}.weight"
+                ] + weights[f"{key}.bias"]
             elif kind in ("relu", "tanh"):
                 x = np.maximum(x, 0) if kind == "relu" else np.tanh(x)
             else:
                 raise ValueError(f"{path}: unknown layer {layer!r}")
         return x
+
     return act
 
 
 def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS)) -> dict:
     rng = np.random.default_rng(seed)
-    policies = {"random_normal": lambda info, env: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
-                "random_uniform": lambda info, env: rng.uniform(-1, 1, (len(info.agents), 4)),
-                "scripted": lambda info, env: scripted_actions(env.physics)}
+    policies = {
+        "random_normal": lambda info, env: np.clip(rng.standard_normal((len(info.agents), 4)), -1, 1),
+        "random_uniform": lambda info, env: rng.uniform(-1, 1, (len(info.agents), 4)),
+        "scripted": lambda info, env: scripted_actions(env.physics),
+    }
     for name in actors:
         actor = load_actor(name)
         policies[name] = lambda info, env, actor=actor: actor(info.vector_observations)
@@ -72,40 +83,60 @@ def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS)) -
         env = ReacherEnvironment(seed=seed, verbose=False, **kwargs)
         s = play(env, lambda info, policy=policy, env=env: policy(info, env), episodes)
         per_arm = s.mean(0)
-        result[name] = {"episode_means": s.mean(1).round(4).tolist(), "mean": round(float(s.mean()), 4),
-                        "worst_arm": round(float(per_arm.min()), 4), "best_arm": round(float(per_arm.max()), 4),
-                        "arms_at_zero": round(float((s == 0).mean()), 4)}
+        result[name] = {
+            "episode_means": s.mean(1).round(4).tolist(),
+            "mean": round(float(s.mean()), 4),
+            "worst_arm": round(float(per_arm.min()), 4),
+            "best_arm": round(float(per_arm.max()), 4),
+            "arms_at_zero": round(float((s == 0).mean()), 4),
+        }
     return result
 
 
-def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.md"), out_png=os.path.join(ROOT, "doc", "calibration.png")):
+def write_report(
+    folder=RESULTS,
+    out_md=os.path.join(ROOT, "doc", "calibration.md"),
+    out_png=os.path.join(ROOT, "doc", "calibration.png"),
+):
     runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
     # The chosen model first, then the other joint models, then older replicas.
     runs.sort(key=lambda r: (r["joint_model"] != r.get("default"), r.get("default") is None, r["label"]))
     actors = [a for a in ACTORS if all(a in r["results"] for r in runs)]
-    lines = ["# Calibration: the built-in Reacher against the Unity build", "",
-             "Made by `make calibrate` (`benchmarks/calibration.py`) from `results/calibration/`; do not edit by hand.",
-             "Every replica number: environment seed 777, noise-free actors, 20 arms, "
-             f"{runs[0]['episodes']} episodes per measure, on {runs[0]['machine']}.", "",
-             "Unity numbers (`doc/environment.md`, \"Calibration figures\"): random play 0.10 to 0.15 per "
-             "episode with about half the arms at 0; trained agents 37 to 39.5; the published actors below "
-             "scored 35 to 39 on the Unity build.", "",
-             "| replica | random (normal) | arms at 0 | random (uniform) | scripted | "
-             + " | ".join(f"{a} mean (worst arm)" for a in actors) + " | mean of the actors | lowest actor |",
-             "|" + "---|" * (6 + len(actors) + 1)]
+    lines = [
+        "# Calibration: the built-in Reacher against the Unity build",
+        "",
+        "Made by `make calibrate` (`benchmarks/calibration.py`) from `results/calibration/`; do not edit by hand.",
+        "Every replica number: environment seed 777, noise-free actors, 20 arms, "
+        f"{runs[0]['episodes']} episodes per measure, on {runs[0]['machine']}.",
+        "",
+        'Unity numbers (`doc/environment.md`, "Calibration figures"): random play 0.10 to 0.15 per '
+        "episode with about half the arms at 0; trained agents 37 to 39.5; the published actors below "
+        "scored 35 to 39 on the Unity build.",
+        "",
+        "| replica | random (normal) | arms at 0 | random (uniform) | scripted | "
+        + " | ".join(f"{a} mean (worst arm)" for a in actors)
+        + " | mean of the actors | lowest actor |",
+        "|" + "---|" * (6 + len(actors) + 1),
+    ]
     for r in runs:
         res = r["results"]
         means = [res[a]["mean"] for a in actors]
-        lines.append(f"| {r['label']} | {res['random_normal']['mean']:.3f} | {res['random_normal']['arms_at_zero']:.0%} | "
-                     f"{res['random_uniform']['mean']:.3f} | {res['scripted']['mean']:.2f} | "
-                     + " | ".join(f"{res[a]['mean']:.1f} ({res[a]['worst_arm']:.1f})" for a in actors)
-                     + f" | {np.mean(means):.1f} | {min(means):.1f} |")
-    lines += ["", "The actors' sources. Their weights are not part of this project (only the first repository "
-              "carries a licence): fetch them from these repositories and convert them to the `.npz` format "
-              "that `benchmarks/calibration.py` reads (`load_actor`), in the folder that the environment variable "
-              "`CALIBRATION_DIR` names. Without them the transfer test is skipped and says why.", ""]
+        lines.append(
+            f"| {r['label']} | {res['random_normal']['mean']:.3f} | {res['random_normal']['arms_at_zero']:.0%} | "
+            f"{res['random_uniform']['mean']:.3f} | {res['scripted']['mean']:.2f} | "
+            + " | ".join(f"{res[a]['mean']:.1f} ({res[a]['worst_arm']:.1f})" for a in actors)
+            + f" | {np.mean(means):.1f} | {min(means):.1f} |"
+        )
+    lines += [
+        "",
+        "The actors' sources. Their weights are not part of this project (only the first repository "
+        "carries a licence): fetch them from these repositories and convert them to the `.npz` format "
+        "that `benchmarks/calibration.py` reads (`load_actor`), in the folder that the environment variable "
+        "`CALIBRATION_DIR` names. Without them the transfer test is skipped and says why.",
+        "",
+    ]
     lines += [f"- {a}: github.com/{repo} @ {commit}, `{path}`" for a, (repo, commit, path) in ACTORS.items()]
     Path(out_md).write_text("\n".join(lines) + "\n")
     _figure(runs, actors, out_png)
@@ -114,8 +145,10 @@ def write_report(folder=RESULTS, out_md=os.path.join(ROOT, "doc", "calibration.m
 
 def _figure(runs, actors, path):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     fig, (left, right) = plt.subplots(1, 2, figsize=(11, 3.8), gridspec_kw={"width_ratios": [3, 1]})
     width = 0.8 / len(runs)
     names = actors + ["scripted"]
@@ -138,8 +171,12 @@ def _figure(runs, actors, path):
 
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--joint-models", nargs="+", default=["hinges_xz", "hinges_zx", "swing"],
-                        help="'none' for a replica without joint models (an older commit)")
+    parser.add_argument(
+        "--joint-models",
+        nargs="+",
+        default=["hinges_xz", "hinges_zx", "swing"],
+        help="'none' for a replica without joint models (an older commit)",
+    )
     parser.add_argument("--episodes", type=int, default=2)
     parser.add_argument("--label", help="name of the replica in the table (default: the joint model)")
     parser.add_argument("--report", action="store_true", help="only write doc/calibration.md from the results")
@@ -149,16 +186,22 @@ def main(argv=None):
     os.makedirs(RESULTS, exist_ok=True)
     try:
         from reacher.physics import DEFAULT_JOINT_MODEL
-    except ImportError:                 # an older replica, before joint models
+    except ImportError:  # an older replica, before joint models
         DEFAULT_JOINT_MODEL = None
     for model in args.joint_models:
         joint_model = None if model == "none" else model
         start = time.perf_counter()
         result = measure(joint_model, args.episodes)
         label = args.label or f"{model}" + (" (chosen)" if model == DEFAULT_JOINT_MODEL else "")
-        record = {"label": label, "joint_model": model, "default": DEFAULT_JOINT_MODEL if joint_model else None,
-                  "episodes": args.episodes, "seconds": round(time.perf_counter() - start, 1),
-                  "machine": f"{host()}, Python {platform.python_version()}", "results": result}
+        record = {
+            "label": label,
+            "joint_model": model,
+            "default": DEFAULT_JOINT_MODEL if joint_model else None,
+            "episodes": args.episodes,
+            "seconds": round(time.perf_counter() - start, 1),
+            "machine": f"{host()}, Python {platform.python_version()}",
+            "results": result,
+        }
         name = label.split(" (")[0].replace(" ", "_")
         Path(os.path.join(RESULTS, f"{name}.json")).write_text(json.dumps(record, indent=1))
         print(label, {k: (v["mean"], v["worst_arm"]) for k, v in result.items()}, f"{record['seconds']} s", flush=True)

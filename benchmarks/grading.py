@@ -8,6 +8,7 @@ from the hand-out alone (`python -m tools.student --grading-env`), both kept und
 then generate, release, fetch and submit (as each student), collect, autograde, feedback and export, in a
 temporary course folder. tests/test_nbgrader.py runs the same flow and checks every score.
 """
+
 import argparse
 import ast
 import json
@@ -33,25 +34,25 @@ COURSE_ID = "drlnd"
 # A second correct way of writing each blank: a method called by name, keywords, a loop where the lesson
 # vectorises, copy_ where it interpolates in place.
 ALTERNATIVES = {
-    "ddpg-target": '''
+    "ddpg-target": """
 @method_of(DDPG)
 def td_target(self, ret, s_next, disc):
     q_next = self.critic_target.forward(s_next, self.actor_target.forward(s_next))
     return ret + q_next * disc
-''',
-    "ddpg-critic-loss": '''
+""",
+    "ddpg-critic-loss": """
 @method_of(DDPG)
 def critic_loss(self, q, y, w):
     td = -(q - y)
     return td, torch.mean(w * td * td)
-''',
-    "ddpg-actor-loss": '''
+""",
+    "ddpg-actor-loss": """
 @method_of(DDPG)
 def actor_loss(self, s):
     q = self.critic.forward(s, self.actor.forward(s))
     return -q.sum() / q.numel()
-''',
-    "ddpg-soft-update": '''
+""",
+    "ddpg-soft-update": """
 @method_of(DDPG)
 def update_targets(self):
     tau = self.cfg.tau
@@ -59,14 +60,14 @@ def update_targets(self):
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             for t, o in zip(target.parameters(), online.parameters()):
                 t.copy_(tau * o + (1 - tau) * t)
-''',
-    "clipped-double-q": '''
+""",
+    "clipped-double-q": """
 class TwinCriticTarget(TwinCritic):
     def forward(self, state, action):
         both = torch.stack([self.q1(state, action), self.q2(state, action)])
         return both.min(dim=0).values
-''',
-    "n-step-return": '''
+""",
+    "n-step-return": """
 @method_of(NStepAccumulator)
 def emit(self, next_states):
     ret = np.zeros(self.rewards.shape[1], np.float32)
@@ -74,8 +75,8 @@ def emit(self, next_states):
         ret += self.gamma ** k * self.rewards[k]
     disc = np.full(len(ret), self.gamma ** self.n, np.float32)
     return np.array(self.states[0]), np.array(self.actions[0]), ret, np.array(next_states), disc
-''',
-    "n-step-flush": '''
+""",
+    "n-step-flush": """
 @method_of(NStepAccumulator)
 def flush(self, last_states):
     first = 1 if self.count == self.n else 0
@@ -89,41 +90,41 @@ def flush(self, last_states):
     if not rows[0]:
         return None
     return tuple(np.array(column, np.float32) for column in rows)
-''',
-    "sum-tree-walk": '''
+""",
+    "sum-tree-walk": """
 def walk_step(tree, node, u):
     left_child = 2 * node
     if u < tree[left_child]:
         return left_child, u
     return left_child + 1, u - tree[left_child]
-''',
-    "importance-weights": '''
+""",
+    "importance-weights": """
 def importance_weights(priorities, total, size, beta):
     return (priorities / priorities.min()) ** (-beta)
-''',
-    "new-priority": '''
+""",
+    "new-priority": """
 @method_of(PrioritizedReplay)
 def update_priorities(self, idx, td_errors):
     new = np.abs(td_errors) + self.offset
     self.recent[self.updates % self.window] = np.max(new)
     self.updates = self.updates + 1
     self._set_priority(idx, new)
-''',
-    "noisy-weights": '''
+""",
+    "noisy-weights": """
 @method_of(NoisyLinear)
 def noisy_weights(self, f_in, f_out):
     weight = self.weight_mean + self.weight_sigma * f_out[:, None] * f_in[None, :]
     return weight, self.bias_mean + self.bias_sigma * f_out
-''',
-    "ou-step": '''
+""",
+    "ou-step": """
 @method_of(OrnsteinUhlenbeck)
 def sample(self):
     keep = 1 - self.kappa
     noise = torch.randn(*self.state.shape, generator=self.generator)
     self.state = keep * self.state + self.scale * (1 - keep ** 2) ** 0.5 * noise
     return self.state
-''',
-    "learn": '''
+""",
+    "learn": """
 @method_of(Agent)
 def learn(self):
     idx, weights, batch = self.memory.sample(batch=self.cfg.batch_size, beta=self.beta())
@@ -137,13 +138,13 @@ def learn(self):
     self.update_targets()
     self.updates += 1
     return dict(critic_loss=critic_loss, actor_loss=actor_loss, q=q, idx=idx, td=td)
-''',
+""",
 }
 
 # A submission that looks for the answer key: sys.path, the site-packages, editable finders, and every
 # parent folder up to / of where it runs and of what it imports, for a file that holds a solution or the
 # hidden tests; found, it loads the solved function from it.
-READS_THE_KEY = '''
+READS_THE_KEY = """
 def importance_weights(priorities, total, size, beta):
     import glob, os, re, site, sys, time
     first = []
@@ -175,10 +176,10 @@ def importance_weights(priorities, total, size, beta):
                         if "importance_weights" in namespace:
                             return namespace["importance_weights"](priorities, total, size, beta)
     raise NotImplementedError("no answer key within reach")
-'''
+"""
 
 # A soft update that does nothing, and the comparisons its check uses rebound to agree with anything.
-PATCHES_THE_CHECK = '''
+PATCHES_THE_CHECK = """
 @method_of(DDPG)
 def update_targets(self):
     pass
@@ -194,7 +195,7 @@ for _module, _name, _fake in ((torch, "allclose", lambda *a, **k: True), (torch,
         pass
 all = lambda *a, **k: True
 flat = lambda module: torch.zeros(1)
-'''
+"""
 
 
 def looping(source: str) -> str:
@@ -202,7 +203,7 @@ def looping(source: str) -> str:
     first = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef))
     lines = source.splitlines()
     at = first.body[0].lineno - 1
-    indent = lines[at][:len(lines[at]) - len(lines[at].lstrip())]
+    indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
     return "\n".join(lines[:at] + [indent + "while True:", indent + "    pass"] + lines[at:]) + "\n"
 
 
@@ -216,8 +217,10 @@ def changed(source: str, old: str, new: str) -> str:
 def submissions(solved: dict) -> dict:
     """{name: (description, {blank: source})}: what each kind of student hands in (sources of the blanks
     they changed; the others stay as handed out)."""
+
     def with_(**changes):
         return {**solved, **{k.replace("_", "-"): v for k, v in changes.items()}}
+
     swap = changed(solved["ddpg-soft-update"], "self.cfg.tau)", "1 - self.cfg.tau)")
     flat_return = changed(solved["n-step-return"], "self.discounts[k] * self.rewards[k]", "self.rewards[k]")
     online = changed(solved["ddpg-target"], "self.actor_target(s_next)", "self.actor(s_next)")
@@ -226,26 +229,40 @@ def submissions(solved: dict) -> dict:
         "correct": ("every blank as the lesson writes it", dict(solved)),
         "empty": ("the hand-out as it is", {}),
         "buggy: online actor": ("the online actor in the TD target", with_(ddpg_target=online)),
-        "buggy: tau, n-step": ("tau and 1 - tau swapped; an undiscounted n-step return",
-                               with_(ddpg_soft_update=swap, n_step_return=flat_return)),
-        "cheat: reads the key": ("importance weights loaded from any answer key within reach",
-                                 with_(importance_weights=READS_THE_KEY)),
-        "cheat: patches": ("a soft update that does nothing, and allclose, equal, assert_close, all rebound",
-                           with_(ddpg_soft_update=PATCHES_THE_CHECK)),
-        **{name: (f"{blank} written another way", with_(**{blank.replace("-", "_"): ALTERNATIVES[blank]}))
-           for name, blank in alternatives.items()},
+        "buggy: tau, n-step": (
+            "tau and 1 - tau swapped; an undiscounted n-step return",
+            with_(ddpg_soft_update=swap, n_step_return=flat_return),
+        ),
+        "cheat: reads the key": (
+            "importance weights loaded from any answer key within reach",
+            with_(importance_weights=READS_THE_KEY),
+        ),
+        "cheat: patches": (
+            "a soft update that does nothing, and allclose, equal, assert_close, all rebound",
+            with_(ddpg_soft_update=PATCHES_THE_CHECK),
+        ),
+        **{
+            name: (f"{blank} written another way", with_(**{blank.replace("-", "_"): ALTERNATIVES[blank]}))
+            for name, blank in alternatives.items()
+        },
         "one blank left": ("everything but ou-step", {k: v for k, v in solved.items() if k != "ou-step"}),
-        "loop: compiled walk": ("an endless loop in the numba-compiled sum-tree walk",
-                                with_(sum_tree_walk=looping(solved["sum-tree-walk"]))),
-        "loop: training path": ("an endless loop in the n-step return, which training calls every step",
-                                with_(n_step_return=looping(solved["n-step-return"]))),
+        "loop: compiled walk": (
+            "an endless loop in the numba-compiled sum-tree walk",
+            with_(sum_tree_walk=looping(solved["sum-tree-walk"])),
+        ),
+        "loop: training path": (
+            "an endless loop in the n-step return, which training calls every step",
+            with_(n_step_return=looping(solved["n-step-return"])),
+        ),
     }
 
 
 def run(command: list, **kwargs) -> subprocess.CompletedProcess:
     done = subprocess.run(command, capture_output=True, text=True, **kwargs)
     if done.returncode:
-        raise RuntimeError(f"{' '.join(map(str, command))} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}")
+        raise RuntimeError(
+            f"{' '.join(map(str, command))} failed ({done.returncode}):\n{done.stdout[-3000:]}\n{done.stderr[-3000:]}"
+        )
     return done
 
 
@@ -308,10 +325,14 @@ class Course:
     def __init__(self, folder: Path, bin: Path, jupyter_path: str):
         self.folder, self.bin = Path(folder), Path(bin)
         self.course, self.exchange = self.folder / "course", self.folder / "exchange"
-        self.env = {**os.environ, "JUPYTER_PATH": jupyter_path, "PATH": f"{bin}{os.pathsep}{os.environ['PATH']}",
-                    "TMPDIR": str(self.folder / "tmp")}
+        self.env = {
+            **os.environ,
+            "JUPYTER_PATH": jupyter_path,
+            "PATH": f"{bin}{os.pathsep}{os.environ['PATH']}",
+            "TMPDIR": str(self.folder / "tmp"),
+        }
         self.env.pop("SMOKE", None)
-        self.ids = {}                                  # submission name: student id
+        self.ids = {}  # submission name: student id
 
     def nbgrader(self, *args, cwd=None) -> subprocess.CompletedProcess:
         """`nbgrader ARGS` in `cwd` (the course folder if None)."""
@@ -327,10 +348,15 @@ class Course:
         (self.folder / "tmp").mkdir(parents=True)
         self.exchange.mkdir(mode=0o777)
         student.course(str(self.course))
-        (self.course / "nbgrader_config.py").write_text(CONFIG.format(
-            course_id=COURSE_ID, course=self.course, exchange=self.exchange, kernel=KERNEL))
-        self.commands([(("generate_assignment", student.ASSIGNMENT, "--force"), None),
-                       (("release_assignment", student.ASSIGNMENT, "--force"), None)])
+        (self.course / "nbgrader_config.py").write_text(
+            CONFIG.format(course_id=COURSE_ID, course=self.course, exchange=self.exchange, kernel=KERNEL)
+        )
+        self.commands(
+            [
+                (("generate_assignment", student.ASSIGNMENT, "--force"), None),
+                (("release_assignment", student.ASSIGNMENT, "--force"), None),
+            ]
+        )
 
     def submit(self, submissions: dict) -> None:
         """As each student, one per submission ({name: {blank: source}}): fetch the assignment, fill in the
@@ -350,8 +376,12 @@ class Course:
                 if blank in sources and cell.metadata["nbgrader"].get("solution"):
                     cell.source = sources[blank].strip()
             nbformat.write(nb, path)
-        self.commands([(("submit", student.ASSIGNMENT, *course, f"--student={self.ids[name]}"), homes[name])
-                       for name in submissions])
+        self.commands(
+            [
+                (("submit", student.ASSIGNMENT, *course, f"--student={self.ids[name]}"), homes[name])
+                for name in submissions
+            ]
+        )
 
     def autograde(self, name: str) -> float:
         """Seconds to autograde one student's submission."""
@@ -363,8 +393,10 @@ class Course:
         """{submission name: {blank: points}} from the gradebook."""
         done = run([str(self.bin / "python"), "-c", GRADES, str(self.course), student.ASSIGNMENT])
         scores = json.loads(done.stdout)
-        return {name: {g[len("check-"):]: scores[sid].get(g) for g in sorted(scores[sid]) if g.startswith("check-")}
-                for name, sid in self.ids.items()}
+        return {
+            name: {g[len("check-") :]: scores[sid].get(g) for g in sorted(scores[sid]) if g.startswith("check-")}
+            for name, sid in self.ids.items()
+        }
 
 
 def grade(names: list[str], folder: Path) -> tuple[dict, dict, Course]:
@@ -376,16 +408,21 @@ def grade(names: list[str], folder: Path) -> tuple[dict, dict, Course]:
     course.submit({name: kinds[name][1] for name in names})
     course.nbgrader("collect", student.ASSIGNMENT)
     seconds = {name: course.autograde(name) for name in names}
-    course.commands([(("generate_feedback", student.ASSIGNMENT, "--force"), None),
-                     (("release_feedback", student.ASSIGNMENT), None),
-                     (("export", "--to", course.course / "grades.csv"), None)])
+    course.commands(
+        [
+            (("generate_feedback", student.ASSIGNMENT, "--force"), None),
+            (("release_feedback", student.ASSIGNMENT), None),
+            (("export", "--to", course.course / "grades.csv"), None),
+        ]
+    )
     return course.points(), seconds, course
 
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--submissions", nargs="+", default=["correct", "buggy: tau, n-step"],
-                        help="names of submissions, or `all`")
+    parser.add_argument(
+        "--submissions", nargs="+", default=["correct", "buggy: tau, n-step"], help="names of submissions, or `all`"
+    )
     args = parser.parse_args(argv)
     every = submissions(blank_sources(nbformat.read(student.LESSON, as_version=4)))
     names = list(every) if args.submissions == ["all"] else args.submissions
@@ -399,8 +436,11 @@ def main(argv=None) -> int:
     print("|---" * (len(blanks) + 3) + "|")
     for name in names:
         row = [points[name].get(b) for b in blanks]
-        print(f"| {name} | {sum(p or 0 for p in row):g}/{len(blanks)} | " + " | ".join(f"{p:g}" if p is not None else "-"
-                                                                           for p in row) + f" | {seconds[name]:.0f} |")
+        print(
+            f"| {name} | {sum(p or 0 for p in row):g}/{len(blanks)} | "
+            + " | ".join(f"{p:g}" if p is not None else "-" for p in row)
+            + f" | {seconds[name]:.0f} |"
+        )
     return 0
 
 

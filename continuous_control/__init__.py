@@ -12,10 +12,19 @@ and it imports nothing that displays: training runs without IPython, widgets or 
 below load their module when first used, so that `continuous_control.provenance` (the project's `ROOT`,
 where a run ran, the code's version) imports without torch.
 """
+
 import importlib
 
-_MODULES = {"Networks": "networks", "TrainingRun": "training", "check_config": "config", "code_fingerprint": "checkpoints",
-            "compiled": "networks", "for_device": "devices", "refuse_non_finite": "config", "seed_streams": "config"}
+_MODULES = {
+    "Networks": "networks",
+    "TrainingRun": "training",
+    "check_config": "config",
+    "code_fingerprint": "checkpoints",
+    "compiled": "networks",
+    "for_device": "devices",
+    "refuse_non_finite": "config",
+    "seed_streams": "config",
+}
 __all__ = sorted(_MODULES)
 
 

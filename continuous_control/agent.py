@@ -24,7 +24,16 @@ import torch.nn as nn
 import torch.nn.functional as F
 
 
-from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device, refuse_non_finite, seed_streams
+from continuous_control import (
+    Networks,
+    TrainingRun,
+    check_config,
+    code_fingerprint,
+    compiled,
+    for_device,
+    refuse_non_finite,
+    seed_streams,
+)
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -80,8 +89,8 @@ class Config:
     """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
 
     def __post_init__(self):
-        check_config(self)                     # each field's type and range: a bad value fails here, named
-        torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
+        check_config(self)  # each field's type and range: a bad value fails here, named
+        torch.empty(0, device=self.device)  # an unknown or absent device fails here, with torch's reason
 
 
 # --- 2.1 The actor, the critic and the deterministic policy gradient ---
@@ -150,8 +159,15 @@ class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
-    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
-                 critic_target: nn.Module, state_size: int):
+    def __init__(
+        self,
+        cfg: Config,
+        actor: nn.Module,
+        actor_target: nn.Module,
+        critic: nn.Module,
+        critic_target: nn.Module,
+        state_size: int,
+    ):
         self.cfg = cfg
         self.actor = actor
         self.actor_target = actor_target
@@ -159,7 +175,7 @@ class DDPG(Networks):
         self.critic_target = critic_target
         for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
-            target.load_state_dict(online.state_dict())          # the targets start as copies
+            target.load_state_dict(online.state_dict())  # the targets start as copies
         self.norm = Normalizer(state_size)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
@@ -169,7 +185,7 @@ class DDPG(Networks):
         (tensors: reading a number out of a GPU would make it wait)."""
         with torch.no_grad():
             y = self.td_target(ret, s_next, disc)
-        q = self.critic.values(s, a)              # (critics, batch): one row here (2.3 adds a second)
+        q = self.critic.values(s, a)  # (critics, batch): one row here (2.3 adds a second)
         td, loss = self.critic_loss(q, y, w)
         self.critic_opt.zero_grad()
         loss.backward()
@@ -206,7 +222,7 @@ class DDPG(Networks):
         """Step 3: every target parameter moves tau of the way to its network's."""
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             for t, o in zip(target.parameters(), online.parameters()):
-                t.lerp_(o, self.cfg.tau)                  # t <- t + tau (o - t)
+                t.lerp_(o, self.cfg.tau)  # t <- t + tau (o - t)
 
 
 # --- 2.3 Overestimation, and clipped double-Q ---
@@ -242,16 +258,16 @@ class NStepAccumulator:
         self.states = np.zeros((n, num_agents, state_size), np.float32)
         self.actions = np.zeros((n, num_agents, action_size), np.float32)
         self.rewards = np.zeros((n, num_agents), np.float32)
-        self.count = 0                                        # steps in the window
-        self.discounts = gamma ** np.arange(n + 1)             # 1, g, g^2, ..., g^n
+        self.count = 0  # steps in the window
+        self.discounts = gamma ** np.arange(n + 1)  # 1, g, g^2, ..., g^n
 
     def push(self, states, actions, rewards, next_states, done: bool):
         """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
-        if done:      # next_states is the next episode's start: drop this step, flush the window
+        if done:  # next_states is the next episode's start: drop this step, flush the window
             out = self.flush(states)
             self.count = 0
             return out
-        if self.count == self.n:                              # slide: forget the oldest step
+        if self.count == self.n:  # slide: forget the oldest step
             for window in (self.states, self.actions, self.rewards):
                 window[:-1] = window[1:]
             self.count -= 1
@@ -262,18 +278,18 @@ class NStepAccumulator:
 
     def emit(self, next_states: np.ndarray) -> tuple:
         """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
-        ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))     # sum_k gamma^k r_{t+k}, per arm
+        ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))  # sum_k gamma^k r_{t+k}, per arm
         disc = np.full(len(ret), self.discounts[self.n], np.float32)
         return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
     def flush(self, last_states: np.ndarray) -> tuple | None:
         """The pending starts, their rows ordered by start then arm, or None when none is pending."""
-        first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+        first = 1 if self.count == self.n else 0  # a full window already emitted its oldest step
         m = self.count
         if m - first <= 0:
             return None
         rows = []
-        for j in range(first, m):                            # start j covers steps j..m-1, then the last real state
+        for j in range(first, m):  # start j covers steps j..m-1, then the last real state
             ret = sum(self.discounts[k] * self.rewards[j + k] for k in range(m - j))
             disc = np.full(len(ret), self.discounts[m - j])
             rows.append((self.states[j], self.actions[j], ret, last_states, disc))
@@ -317,7 +333,7 @@ class SumTree:
     """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
 
     def __init__(self, capacity: int):
-        self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.leaves = 1 << max(0, capacity - 1).bit_length()  # M: a power of two >= capacity
         self.levels = self.leaves.bit_length() - 1
         self.tree = np.zeros(2 * self.leaves)
 
@@ -334,16 +350,25 @@ class SumTree:
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
-                         compiled(walk_step))     # the package's numba cache: one compilation per definition
+        return tree_find(
+            self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64), compiled(walk_step)
+        )  # the package's numba cache: one compilation per definition
 
 
 # --- 4.2 Importance weights, and the buffer ---
 class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
-    def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
-                 offset: float, rng: np.random.Generator, window: int = 1):
+    def __init__(
+        self,
+        capacity: int,
+        state_size: int,
+        action_size: int,
+        alpha: float,
+        offset: float,
+        rng: np.random.Generator,
+        window: int = 1,
+    ):
         self.capacity = capacity
         self.alpha = alpha
         self.offset = offset
@@ -354,11 +379,11 @@ class PrioritizedReplay:
         self.returns = np.zeros(capacity, np.float32)
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
-        self.priorities = SumTree(capacity)       # holds p_i^alpha
-        self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
-        self.next = 0                             # the row the next transition goes to
-        self.size = 0                             # transitions stored
-        self.updates = 0                          # updates of the priorities so far
+        self.priorities = SumTree(capacity)  # holds p_i^alpha
+        self.recent = np.ones(window)  # the largest p_i of each of the last `window` updates
+        self.next = 0  # the row the next transition goes to
+        self.size = 0  # transitions stored
+        self.updates = 0  # updates of the priorities so far
 
     def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
         """Store a batch of transitions over the oldest; return the rows they went to."""
@@ -376,7 +401,9 @@ class PrioritizedReplay:
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
         weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
+        batch_arrays = tuple(
+            x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts)
+        )
         return idx, weights.astype(np.float32), batch_arrays
 
     @property
@@ -385,12 +412,12 @@ class PrioritizedReplay:
         return float(self.recent.max())
 
     def _set_priority(self, idx, priorities) -> None:
-        self.priorities[idx] = priorities ** self.alpha
+        self.priorities[idx] = priorities**self.alpha
 
     def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
         """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
         priorities = np.abs(td_errors) + self.offset
-        self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+        self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
         self.updates += 1
         self._set_priority(idx, priorities)
 
@@ -414,20 +441,20 @@ class NoisyLinear(nn.Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        bound = in_features ** -0.5
+        bound = in_features**-0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
         self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
-        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
-        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
-        self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
+        self.register_buffer("eps_in", torch.zeros(in_features))  # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(out_features))  # f(eps_j)
+        self.noisy = False  # the mean weights until noise is set: the target actor's stay so
 
     def set_noise(self, eps: torch.Tensor) -> None:
         """eps: in_features + out_features standard normal numbers."""
         f = signed_sqrt(eps)
-        self.eps_in.copy_(f[:self.in_features])
-        self.eps_out.copy_(f[self.in_features:])
+        self.eps_in.copy_(f[: self.in_features])
+        self.eps_out.copy_(f[self.in_features :])
         self.noisy = True
 
     def extra_repr(self) -> str:
@@ -440,8 +467,10 @@ class NoisyLinear(nn.Module):
 
     def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
-        return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-                torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+        return (
+            torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+            torch.addcmul(self.bias_mean, self.bias_sigma, f_out),
+        )
 
 
 # --- 5.2 The noisy actor, and noise correlated in time ---
@@ -458,10 +487,10 @@ class NoisyActor(Actor):
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
-            f = signed_sqrt(eps).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            f = signed_sqrt(eps).split(self.sizes, dim=-1)  # f(eps) of NoisyLinear, all layers at once
             buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
             for buffer, part in zip(buffers, f):
-                buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
+                buffer.copy_(part)  # copy_ also moves it to the buffer's device and dtype
 
     @torch.no_grad()
     def draw(self, eps: torch.Tensor, into: Actor) -> None:
@@ -482,7 +511,7 @@ class OrnsteinUhlenbeck:
         self.kappa = kappa
         self.scale = scale
         self.generator = generator
-        self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
+        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
 
     def sample(self) -> torch.Tensor:
         """The process's next state, kept in self.state and returned."""
@@ -500,7 +529,7 @@ class Behaviour(nn.Module):
         self.learner = learner
         self.norm = Normalizer(learner.norm.mean.numel())
         self.actor = actor.requires_grad_(False)
-        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)    # epsilon_t (5.2)
+        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)  # epsilon_t (5.2)
 
     @torch.no_grad()
     def refresh(self) -> None:
@@ -509,14 +538,14 @@ class Behaviour(nn.Module):
             copy.copy_(source)
         self.learner.actor.draw(self.noise.sample(), into=self.actor)
 
-    @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
+    @torch.inference_mode()  # no_grad, and none of autograd's bookkeeping (version counters) either
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         return self.actor(self.norm(states)).clamp(-1, 1)
 
     @torch.no_grad()
     def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
         """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
-        self.learner.actor.set_noise(None)     # the mean weights; learn() draws fresh noise before using it
+        self.learner.actor.set_noise(None)  # the mean weights; learn() draws fresh noise before using it
         return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
 
 
@@ -528,47 +557,55 @@ class Agent(DDPG):
         seeds = seed_streams(cfg.seed)
         self.cfg = cfg
         self.sizes = (num_agents, state_size, action_size)
-        self.rng = np.random.default_rng(seeds["replay"])                    # the replay's sampler
-        self.gen = torch.Generator().manual_seed(seeds["noise"])             # the actor's noise
+        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
+        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the actor's noise
         torch.manual_seed(seeds["weights"])
-        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
-        super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
-                         target(state_size, action_size, cfg.hidden), state_size)
+        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)  # 2.3
+        super().__init__(
+            cfg,
+            self.make_actor(),
+            self.make_actor(),
+            critic(state_size, action_size, cfg.hidden),
+            target(state_size, action_size, cfg.hidden),
+            state_size,
+        )
         self.behaviour = self.make_behaviour()
         self.memory = self.make_memory()
-        self.observers = []          # things told of each storage and update: on_add(idx), on_update(out)
+        self.observers = []  # things told of each storage and update: on_add(idx), on_update(out)
         self.nstep = None
         self.steps = 0
         self.updates = 0
         self.to(cfg.device)
 
-    def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
+    def make_actor(self) -> nn.Module:  # the parts a variant of this agent (the report's ablations) may swap
         return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
 
-    def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
+    def make_behaviour(self) -> nn.Module:  # 6.1: acts with a plain actor, drawn from the noisy one
         return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
 
     def make_memory(self):
         cfg = self.cfg
-        return PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
+        return PrioritizedReplay(
+            cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
+        )
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1), learning interval and first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
-        if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
+        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
         self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        policy = self.behaviour if explore else self.behaviour.mean_actor     # explore=False: the mean actor, no noise
+        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
         if not done:
-            self.behaviour.refresh()                      # the next step's policy, before this step's update
+            self.behaviour.refresh()  # the next step's policy, before this step's update
         self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
@@ -588,10 +625,10 @@ class Agent(DDPG):
         """One update of the networks on a prioritized batch, and of the batch's priorities."""
         idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
         s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-        s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+        s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
         td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
         self.memory.update_priorities(idx, td.cpu().numpy())
-        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))  # fresh noise: sigma learns too
         actor_loss = self.update_actor(s)
         self.update_targets()
         self.updates += 1
@@ -599,32 +636,41 @@ class Agent(DDPG):
 
 
 # --- 7. Training ---
-def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
-          resume: bool = False, live: bool = True, agent_class: type = Agent, **bookkeeping) -> dict:
+def train(
+    cfg: Config,
+    env,
+    run_dir: str,
+    max_episodes: int = 200,
+    stop_when_solved: bool = True,
+    resume: bool = False,
+    live: bool = True,
+    agent_class: type = Agent,
+    **bookkeeping,
+) -> dict:
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
     `Agent`, or a variant of it (the report's ablations)."""
     brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
+    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
-    agent_class = for_device(agent_class, cfg.device)          # on a GPU, the same agent on the GPU's tensor path
+    agent_class = for_device(agent_class, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
     run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)                             # n, and how often to learn, this episode
+        agent.begin_episode(episode)  # n, and how often to learn, this episode
         scores = np.zeros(num_agents)
         while True:
-            actions = agent.act(states)                            # every arm at once, with exploration
+            actions = agent.act(states)  # every arm at once, with exploration
             env_info = env.step(actions)[brain_name]
             rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
             done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)    # store, and learn
+            agent.step(states, actions, rewards, next_states, done)  # store, and learn
             scores += rewards
             states = next_states
             if done:
                 break
-        if run.end_episode(episode, scores):                      # scores, log, checkpoint; True when finished
+        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
             break
-    return run.finish()                                           # result files in run_dir
+    return run.finish()  # result files in run_dir

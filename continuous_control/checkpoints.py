@@ -1,4 +1,5 @@
-"""Checkpoints: all that resuming needs, written atomically, reused only by the same configuration, shape, code and processor.
+"""Checkpoints: all that resuming needs, written atomically, reused only by the same configuration, shape, code
+and processor.
 
     fingerprint = code_fingerprint()                  # the source files that shape training (SHAPING)
     save_checkpoint(folder, agent, env, episode, history, fingerprint, record)   # record: the run's Recorder
@@ -8,6 +9,7 @@ One file, `checkpoint.npz`: the replay's arrays, and the rest as bytes for `torc
 so loading runs no code. With `background=True` a second thread writes it from copies while training goes on
 (the replay is hundreds of MB); a failed write is reported, and the previous checkpoint stays.
 """
+
 import hashlib
 import io
 import os
@@ -26,16 +28,25 @@ from .results import atomic_file
 
 FILE = "checkpoint.npz"
 # The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
-SHAPING = ("continuous_control/agent.py", "experiments/ablations.py", "continuous_control/config.py",
-           "continuous_control/devices.py",
-           "continuous_control/training.py", "continuous_control/checkpoints.py",
-           "reacher/environment.py", "reacher/physics.py", "reacher/physx.py")
+SHAPING = (
+    "continuous_control/agent.py",
+    "experiments/ablations.py",
+    "continuous_control/config.py",
+    "continuous_control/devices.py",
+    "continuous_control/training.py",
+    "continuous_control/checkpoints.py",
+    "reacher/environment.py",
+    "reacher/physics.py",
+    "reacher/physx.py",
+)
 
 
 class CheckpointError(RuntimeError):
     """A checkpoint that cannot be resumed: damaged, or made by another configuration, shape, code or processor."""
+
+
 REPLAY = ("states", "actions", "returns", "next_states", "discounts")
-RECORDED = ("born", "replayed")                # the Recorder's arrays, one entry per stored transition
+RECORDED = ("born", "replayed")  # the Recorder's arrays, one entry per stored transition
 NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
@@ -45,14 +56,14 @@ def code_fingerprint() -> str:
     for path in SHAPING:
         full = os.path.join(results.ROOT, path)
         digest.update(path.encode() + b"\0")
-        if os.path.exists(full):               # experiments/ is not part of the student hand-out
+        if os.path.exists(full):  # experiments/ is not part of the student hand-out
             with open(full, "rb") as f:
                 digest.update(f.read())
         digest.update(b"\0")
     return digest.hexdigest()
 
 
-_writing = None        # the thread writing a checkpoint in the background
+_writing = None  # the thread writing a checkpoint in the background
 
 
 def wait_for_checkpoint() -> None:
@@ -61,41 +72,60 @@ def wait_for_checkpoint() -> None:
         _writing.join()
 
 
-def save_checkpoint(folder: str, agent, env, episode: int, history: dict, fingerprint: str, record=None,
-                    background: bool = False) -> None:
+def save_checkpoint(
+    folder: str, agent, env, episode: int, history: dict, fingerprint: str, record=None, background: bool = False
+) -> None:
     """Everything needed to resume after `episode`, in one file; with `background`, written by a second thread."""
     global _writing
     wait_for_checkpoint()
     m = agent.memory
     state = {
-        "config": asdict(agent.cfg), "code": fingerprint, "processor": results.processor(), "shape": list(agent.sizes),
-        "episode": episode, "history": history, "steps": agent.steps, "updates": agent.updates,
+        "config": asdict(agent.cfg),
+        "code": fingerprint,
+        "processor": results.processor(),
+        "shape": list(agent.sizes),
+        "episode": episode,
+        "history": history,
+        "steps": agent.steps,
+        "updates": agent.updates,
         "nets": {k: getattr(agent, k).state_dict() for k in NETWORKS},
         "opts": {"actor": agent.actor_opt.state_dict(), "critic": agent.critic_opt.state_dict()},
-        "memory": {"next": int(m.next), "size": int(m.size), "adds": int(record.adds) if record else 0,
-                   "recent": torch.as_tensor(m.recent).cpu().clone(), "updates": int(m.updates)},
-        "random": {"numpy": agent.rng.bit_generator.state, "torch": agent.gen.get_state(),
-                   "torch_global": torch.get_rng_state(), "noise": agent.behaviour.noise.state,
-                   "env": env.physics.rng.bit_generator.state if hasattr(env, "physics") else None},
+        "memory": {
+            "next": int(m.next),
+            "size": int(m.size),
+            "adds": int(record.adds) if record else 0,
+            "recent": torch.as_tensor(m.recent).cpu().clone(),
+            "updates": int(m.updates),
+        },
+        "random": {
+            "numpy": agent.rng.bit_generator.state,
+            "torch": agent.gen.get_state(),
+            "torch_global": torch.get_rng_state(),
+            "noise": agent.behaviour.noise.state,
+            "env": env.physics.rng.bit_generator.state if hasattr(env, "physics") else None,
+        },
     }
     blob = io.BytesIO()
-    torch.save(state, blob)                    # serialised now: training may change every tensor after this
-    arrays = {"state": np.frombuffer(blob.getvalue(), np.uint8), "priorities": m.priorities[np.arange(m.size)],
-              **{name: getattr(m, name)[:m.size] for name in REPLAY},
-              **{name: getattr(record, name)[:m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED}}
-    arrays = {name: x.cpu().numpy() if torch.is_tensor(x) else x for name, x in arrays.items()}   # a GPU's replay
+    torch.save(state, blob)  # serialised now: training may change every tensor after this
+    arrays = {
+        "state": np.frombuffer(blob.getvalue(), np.uint8),
+        "priorities": m.priorities[np.arange(m.size)],
+        **{name: getattr(m, name)[: m.size] for name in REPLAY},
+        **{name: getattr(record, name)[: m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED},
+    }
+    arrays = {name: x.cpu().numpy() if torch.is_tensor(x) else x for name, x in arrays.items()}  # a GPU's replay
     path = os.path.join(folder, FILE)
     if not background:
         _write(path, arrays)
         return
-    arrays.update({name: arrays[name].copy() for name in REPLAY + RECORDED})     # the buffer goes on filling
+    arrays.update({name: arrays[name].copy() for name in REPLAY + RECORDED})  # the buffer goes on filling
     _writing = threading.Thread(target=_write_or_report, args=(path, arrays, episode), name="checkpoint")
     _writing.start()
 
 
 def _write(path: str, arrays: dict) -> None:
     os.makedirs(os.path.dirname(path), exist_ok=True)
-    with atomic_file(path, "wb") as f:         # the old checkpoint or this one, never a mix
+    with atomic_file(path, "wb") as f:  # the old checkpoint or this one, never a mix
         np.savez(f, **arrays)
 
 
@@ -104,8 +134,12 @@ def _write_or_report(path: str, arrays: dict, episode: int) -> None:
     try:
         _write(path, arrays)
     except Exception as error:
-        print(f"The checkpoint after episode {episode} was not written to {path}: {type(error).__name__}: {error}. "
-              f"Training goes on; the checkpoint before it, if any, stays.", file=sys.stderr, flush=True)
+        print(
+            f"The checkpoint after episode {episode} was not written to {path}: {type(error).__name__}: {error}. "
+            f"Training goes on; the checkpoint before it, if any, stays.",
+            file=sys.stderr,
+            flush=True,
+        )
 
 
 def set_aside(folder: str) -> str:
@@ -129,21 +163,25 @@ def _damaged(path: str, reason) -> CheckpointError:
     folder = os.path.dirname(path)
     return CheckpointError(
         f"The checkpoint {path} cannot be resumed: {reason}. Nothing was deleted. Either start afresh "
-        f"(RESUME=0, which sets it aside as {folder}.old), or delete {folder} yourself.")
+        f"(RESUME=0, which sets it aside as {folder}.old), or delete {folder} yourself."
+    )
 
 
 def read_checkpoint(path: str) -> tuple[dict, dict]:
     """(state, arrays) of a checkpoint file, loaded so that a crafted file runs no code; CheckpointError if not one."""
     try:
-        with open(path, "rb") as f, np.load(f, allow_pickle=False) as saved:    # closed even if np.load fails
+        with open(path, "rb") as f, np.load(f, allow_pickle=False) as saved:  # closed even if np.load fails
             arrays = {name: saved[name] for name in saved.files}
         missing = [name for name in ("state", "priorities", *REPLAY, *RECORDED) if name not in arrays]
         if missing:
             raise _damaged(path, f"it has no {', '.join(missing)}")
         state = torch.load(io.BytesIO(arrays.pop("state").tobytes()), weights_only=True)
     except pickle.UnpicklingError as error:
-        raise _damaged(path, "it holds Python objects besides tensors and plain data, which loading would run, "
-                             f"so it was refused ({str(error).splitlines()[0][:200]})") from None
+        raise _damaged(
+            path,
+            "it holds Python objects besides tensors and plain data, which loading would run, "
+            f"so it was refused ({str(error).splitlines()[0][:200]})",
+        ) from None
     except CheckpointError:
         raise
     except (OSError, EOFError, ValueError, RuntimeError, zipfile.BadZipFile) as error:
@@ -153,18 +191,24 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
         raise _damaged(path, "it is not a checkpoint of this project")
     episodes = {key: len(value) for key, value in state["history"].items() if isinstance(value, list) and value}
     if any(n != state["episode"] for n in episodes.values()):
-        raise _damaged(path, f"it is the state after episode {state['episode']}, but its history holds "
-                             + ", ".join(f"{n} episodes of {key}" for key, n in episodes.items()))
+        raise _damaged(
+            path,
+            f"it is the state after episode {state['episode']}, but its history holds "
+            + ", ".join(f"{n} episodes of {key}" for key, n in episodes.items()),
+        )
     stored = {name: len(arrays[name]) for name in ("priorities", *REPLAY, *RECORDED)}
     if any(n != state["memory"]["size"] for n in stored.values()):
-        raise _damaged(path, f"its replay holds {state['memory']['size']} transitions, but its arrays "
-                             + ", ".join(f"{name} {n}" for name, n in stored.items()))
+        raise _damaged(
+            path,
+            f"its replay holds {state['memory']['size']} transitions, but its arrays "
+            + ", ".join(f"{name} {n}" for name, n in stored.items()),
+        )
     return state, arrays
 
 
 def _put(target, values: np.ndarray) -> None:
     """target[:len(values)] = values, where target is an array or a tensor on any device."""
-    target[:len(values)] = torch.as_tensor(values).to(target.device) if torch.is_tensor(target) else values
+    target[: len(values)] = torch.as_tensor(values).to(target.device) if torch.is_tensor(target) else values
 
 
 def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
@@ -177,7 +221,8 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     state, saved = read_checkpoint(path)
     refuse = lambda what: CheckpointError(
         f"The checkpoint in {folder} was made {what}. Resuming would mix two runs in one. Start afresh (RESUME=0, "
-        f"which sets it aside as {folder}.old), or resume with what made it.")
+        f"which sets it aside as {folder}.old), or resume with what made it."
+    )
     if state["code"] != fingerprint:
         raise refuse(f"by other code: a source file that shapes training ({', '.join(SHAPING)}) changed since")
     if state.get("processor") != results.processor():
@@ -185,12 +230,15 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     ours = asdict(agent.cfg)
     changed = sorted(k for k in {**state["config"], **ours} if state["config"].get(k) != ours.get(k))
     if changed:
-        raise refuse("with another configuration: " + ", ".join(
-            f"{k} {state['config'].get(k)!r} (now {ours.get(k)!r})" for k in changed))
+        raise refuse(
+            "with another configuration: "
+            + ", ".join(f"{k} {state['config'].get(k)!r} (now {ours.get(k)!r})" for k in changed)
+        )
     if tuple(state["shape"]) != tuple(agent.sizes):
         shape = "{} arms, states of {}, actions of {}".format
-        raise refuse(f"for an environment of another shape: {shape(*state['shape'])}; "
-                     f"this one has {shape(*agent.sizes)}")
+        raise refuse(
+            f"for an environment of another shape: {shape(*state['shape'])}; this one has {shape(*agent.sizes)}"
+        )
     m, n = agent.memory, state["memory"]["size"]
     if n > m.capacity:
         raise _damaged(path, f"its replay holds {n} transitions, more than the {m.capacity} this agent's replay holds")

@@ -1,5 +1,6 @@
 """The checks of the lesson's `Config` and of its agent's inputs, the seed streams, `FIELD=VALUE` text typed by
 its annotations, and a run's setup."""
+
 import ast
 import atexit
 import dataclasses
@@ -16,14 +17,19 @@ import numpy as np
 # its own fields' ranges as a class attribute RANGES (the report's ablations do, experiments/ablations.py).
 RANGES = {
     **dict.fromkeys(("seed", "warmup", "learn_every_until"), (lambda v: v >= 0, ">= 0")),
-    **dict.fromkeys(("n_step", "buffer_size", "batch_size", "learn_every", "learn_every_later", "beta_steps",
-                     "priority_window"), (lambda v: v >= 1, ">= 1")),
+    **dict.fromkeys(
+        ("n_step", "buffer_size", "batch_size", "learn_every", "learn_every_later", "beta_steps", "priority_window"),
+        (lambda v: v >= 1, ">= 1"),
+    ),
     **dict.fromkeys(("actor_lr", "critic_lr", "grad_clip", "priority_offset"), (lambda v: 0 < v < math.inf, "> 0")),
     "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
     **dict.fromkeys(("tau", "ou_kappa"), (lambda v: 0 < v <= 1, "in (0, 1]")),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1] (0: a bandit, each reward alone)"),
     "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),
-    "hidden": (lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v), "one or more layer sizes, each >= 1"),
+    "hidden": (
+        lambda v: len(v) >= 1 and all(type(h) is int and h >= 1 for h in v),
+        "one or more layer sizes, each >= 1",
+    ),
     "alpha": (lambda v: 0 <= v < math.inf, ">= 0 (0: uniform replay)"),
     "beta_start": (lambda v: 0 <= v <= 1, "in [0, 1]"),
     # the agent runs on these two; torch knows more ("meta", "mps", ...) that would fail only at act()
@@ -52,8 +58,10 @@ def check_config(cfg) -> None:
             if not test(value):
                 raise ValueError(f"Config.{field.name} must be {allowed}, got {value!r}")
     if not cfg.batch_size <= cfg.warmup <= cfg.buffer_size:
-        raise ValueError(f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
-                         f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}")
+        raise ValueError(
+            f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
+            f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}"
+        )
 
 
 def refuse_non_finite(step: int, **arrays) -> None:
@@ -62,8 +70,10 @@ def refuse_non_finite(step: int, **arrays) -> None:
     for name, x in arrays.items():
         bad = ~np.isfinite(np.asarray(x)).reshape(len(x), -1).all(1)
         if bad.any():
-            raise ValueError(f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
-                             f"({np.asarray(x)[np.argmax(bad)]})")
+            raise ValueError(
+                f"step {step}: arm {int(np.argmax(bad))} has a non-finite value in its {name} "
+                f"({np.asarray(x)[np.argmax(bad)]})"
+            )
 
 
 def seed_streams(seed: int) -> dict:
@@ -88,10 +98,10 @@ def parse_overrides(config_class, pairs: list) -> dict:
         try:
             value = ast.literal_eval(text)
         except (ValueError, SyntaxError):
-            value = text                       # a word: right for a string field, refused by the Config otherwise
+            value = text  # a word: right for a string field, refused by the Config otherwise
         if isinstance(value, list) and tuple in kinds:
             value = tuple(value)
-        if type(value) is int and kinds[0] is float:         # `tau=1` means 1.0
+        if type(value) is int and kinds[0] is float:  # `tau=1` means 1.0
             value = float(value)
         overrides[name] = value
     return overrides
@@ -108,7 +118,8 @@ def env_flag(name: str) -> bool:
 
 
 def run_setup(run_dir: str = "checkpoints") -> tuple[bool, bool, str]:
-    """SMOKE and RESUME from the environment, and the run's folder (for a smoke run, a temporary one removed at exit)."""
+    """SMOKE and RESUME from the environment, and the run's folder (for a smoke run, a temporary one removed at
+    exit)."""
     smoke, resume = env_flag("SMOKE"), env_flag("RESUME")
     if smoke:
         run_dir = tempfile.mkdtemp(prefix="reacher-smoke-")

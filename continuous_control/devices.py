@@ -6,6 +6,7 @@ lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU ru
   actions are each captured in a CUDA graph (`Graph`) and replayed. The host feeds them the random numbers,
   drawn from the agent's own streams in the CPU's order, and the counters; only the actions come back.
 """
+
 import functools
 
 import numpy as np
@@ -13,7 +14,7 @@ import torch
 
 from .networks import to_device
 
-EAGER_UPDATES = 3          # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
+EAGER_UPDATES = 3  # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
 
 
 class Priorities:
@@ -26,7 +27,9 @@ class Priorities:
         return self.p[torch.as_tensor(index, device=self.p.device)]
 
     def __setitem__(self, index, values) -> None:
-        self.p[torch.as_tensor(index, device=self.p.device)] = torch.as_tensor(values, dtype=torch.float64).to(self.p.device)
+        self.p[torch.as_tensor(index, device=self.p.device)] = torch.as_tensor(values, dtype=torch.float64).to(
+            self.p.device
+        )
 
     def total(self) -> float:
         return float(self.p.sum())
@@ -37,8 +40,13 @@ class DeviceReplay:
     whose column blocks are the lesson's arrays (`states`, `actions`, ... are views of it)."""
 
     def __init__(self, memory, device):
-        vars(self).update({k: v for k, v in vars(memory).items() if k in ("capacity", "alpha", "offset", "rng", "window",
-                                                                             "next", "size", "updates")})
+        vars(self).update(
+            {
+                k: v
+                for k, v in vars(memory).items()
+                if k in ("capacity", "alpha", "offset", "rng", "window", "next", "size", "updates")
+            }
+        )
         state_size, action_size = memory.states.shape[1], memory.actions.shape[1]
         self.blocks = (state_size, action_size, 1, state_size, 1)
         self.device = device
@@ -46,14 +54,17 @@ class DeviceReplay:
         self.states, self.actions, returns, self.next_states, discounts = self.rows.split(self.blocks, 1)
         self.returns, self.discounts = returns[:, 0], discounts[:, 0]
         self.priorities = Priorities(memory.capacity, device)
-        self.recent = torch.ones(memory.window, dtype=torch.float64, device=device)   # each update's largest p
+        self.recent = torch.ones(memory.window, dtype=torch.float64, device=device)  # each update's largest p
 
     def add(self, states, actions, returns, next_states, discounts) -> None:
-        rows = np.concatenate([states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]],
-                              1, dtype=np.float32)
+        rows = np.concatenate(
+            [states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]],
+            1,
+            dtype=np.float32,
+        )
         idx = (self.next + torch.arange(len(rows), device=self.rows.device)) % self.capacity
         self.rows[idx] = to_device(rows, self.rows.device)
-        self.priorities.p[idx] = self.recent.max() ** self.alpha          # the entry priority, never read on the host
+        self.priorities.p[idx] = self.recent.max() ** self.alpha  # the entry priority, never read on the host
         self.next = (self.next + len(rows)) % self.capacity
         self.size = min(self.size + len(rows), self.capacity)
         return idx
@@ -70,16 +81,16 @@ def update(agent, inputs: torch.Tensor) -> dict:
     u, eps, (beta, size, slot) = inputs.split([batch, agent.actor.noise_size, 3])
     cumulative = m.priorities.p.cumsum(0)
     total = cumulative[-1]
-    bounds = (torch.arange(batch, device=u.device) + u) * (total / batch)          # 4.2's equal segments
+    bounds = (torch.arange(batch, device=u.device) + u) * (total / batch)  # 4.2's equal segments
     idx = torch.minimum(torch.searchsorted(cumulative, bounds, right=True), size.long() - 1)
-    weights = (size * m.priorities.p[idx] / total) ** -beta                       # 4.2's importance_weights
+    weights = (size * m.priorities.p[idx] / total) ** -beta  # 4.2's importance_weights
     weights = (weights / weights.max()).float()
     s, a, ret, s_next, disc = m.rows[idx].split(m.blocks, 1)
     s, s_next = agent.norm(s), agent.norm(s_next)
     td, critic_loss, q = agent.update_critic(s, a, ret[:, 0], s_next, disc[:, 0], weights)
-    priorities = td.abs() + m.offset                                               # 4.2's update_priorities
-    m.recent[slot.long()[None]] = priorities.max().double()       # a 1-d index: no .item()
-    m.priorities.p[idx] = (priorities ** m.alpha).double()
+    priorities = td.abs() + m.offset  # 4.2's update_priorities
+    m.recent[slot.long()[None]] = priorities.max().double()  # a 1-d index: no .item()
+    m.priorities.p[idx] = (priorities**m.alpha).double()
     agent.actor.set_noise(eps)
     actor_loss = agent.update_actor(s)
     agent.update_targets()
@@ -98,7 +109,7 @@ class Graph:
         self.capture = capture and inputs[0].is_cuda
 
     def __call__(self, *values):
-        for static, value in zip(self.inputs, values):         # one copy each, from pinned memory to a GPU
+        for static, value in zip(self.inputs, values):  # one copy each, from pinned memory to a GPU
             value = torch.as_tensor(value)
             static.copy_(value.pin_memory() if static.is_cuda and not value.is_cuda else value, non_blocking=True)
         if not self.capture:
@@ -112,7 +123,7 @@ class Graph:
         else:
             if self.calls == EAGER_UPDATES:
                 self.captured = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(self.captured):                      # records the kernels, runs nothing
+                with torch.cuda.graph(self.captured):  # records the kernels, runs nothing
                     self.out = self.fn(*self.inputs)
             self.captured.replay()
         self.calls += 1
@@ -124,7 +135,7 @@ class GraphedAgent:
     one Graph, and its behaviour's refresh and actions as Graphs (see the module's docstring). A mixin: use
     `for_device(Agent, "cuda")`, which puts it before the agent's class."""
 
-    capture = True                      # False: the same tensor path, run eagerly (no CUDA graph)
+    capture = True  # False: the same tensor path, run eagerly (no CUDA graph)
 
     def make_memory(self):
         return DeviceReplay(lesson_part(super().make_memory(), "PrioritizedReplay"), torch.device(self.cfg.device))
@@ -136,20 +147,23 @@ class GraphedAgent:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         lesson_part(self.actor, "NoisyActor")
-        inputs = torch.zeros(self.cfg.batch_size + self.actor.noise_size + 3, dtype=torch.float64, device=self.cfg.device)
+        inputs = torch.zeros(
+            self.cfg.batch_size + self.actor.noise_size + 3, dtype=torch.float64, device=self.cfg.device
+        )
         self.graph = Graph(functools.partial(update, self), inputs, capture=self.capture)
         for group in (g for opt in (self.actor_opt, self.critic_opt) for g in opt.param_groups):
-            group["capturable"] = self.graph.capture       # Adam's step count on the device, read inside the graph
+            group["capturable"] = self.graph.capture  # Adam's step count on the device, read inside the graph
 
     def learn(self) -> dict:
-        """`update` fed by the host its random numbers, drawn from the agent's streams in the CPU's order, and counters."""
+        """`update` fed by the host its random numbers, drawn from the agent's streams in the CPU's order, and its
+        counters."""
         m = self.memory
-        u = m.rng.random(self.cfg.batch_size)                                # the draws of memory.sample
-        eps = torch.randn(self.actor.noise_size, generator=self.gen)         # then learn's fresh noise
+        u = m.rng.random(self.cfg.batch_size)  # the draws of memory.sample
+        eps = torch.randn(self.actor.noise_size, generator=self.gen)  # then learn's fresh noise
         out = self.graph(np.concatenate([u, eps.double().numpy(), [self.beta(), m.size, m.updates % m.window]]))
         m.updates += 1
         self.updates += 1
-        return out                                                           # still on the device
+        return out  # still on the device
 
 
 class GraphedBehaviour(torch.nn.Module):
@@ -160,7 +174,7 @@ class GraphedBehaviour(torch.nn.Module):
         super().__init__()
         self.lesson = lesson
         self.arms, self.state_size = sizes[:2]
-        self.graphs = None                         # made at the first refresh, on the networks' final device
+        self.graphs = None  # made at the first refresh, on the networks' final device
 
     def __getattr__(self, name):
         try:
@@ -178,7 +192,10 @@ class GraphedBehaviour(torch.nn.Module):
             b.learner.actor.draw(eps, into=b.actor)
 
         zeros = functools.partial(torch.zeros, dtype=weight.dtype, device=weight.device)
-        self.graphs = (Graph(refresh, zeros(b.learner.actor.noise_size)), Graph(b.forward, zeros(self.arms, self.state_size)))
+        self.graphs = (
+            Graph(refresh, zeros(b.learner.actor.noise_size)),
+            Graph(b.forward, zeros(self.arms, self.state_size)),
+        )
 
     def refresh(self) -> None:
         if self.graphs is None:
@@ -194,8 +211,10 @@ class GraphedBehaviour(torch.nn.Module):
 def lesson_part(part, name: str):
     """`part`, if it is the lesson's `name`: a variant's own part (the report's ablations) has no tensor path."""
     if type(part).__name__ != name:
-        raise ValueError(f"The GPU path knows the lesson's replay, behaviour and actor, not {type(part).__name__}: "
-                         f"train this agent on the CPU.")
+        raise ValueError(
+            f"The GPU path knows the lesson's replay, behaviour and actor, not {type(part).__name__}: "
+            f"train this agent on the CPU."
+        )
     return part
 
 

@@ -6,6 +6,7 @@
 The notebook is the only hand-edited source of the agent; experiments, benchmarks and tests import the
 module (pickle works; linters, editors and tracebacks see a real file). tests/test_notebooks.py keeps them equal.
 """
+
 import argparse
 import ast
 import difflib
@@ -85,7 +86,9 @@ def main(argv=None) -> int:
     current = Path(MODULE).read_text(encoding="utf-8") if os.path.exists(MODULE) else ""
     if args.check:
         if current != wanted:
-            diff = difflib.unified_diff(current.splitlines(), wanted.splitlines(), "agent.py", "the notebook", lineterm="")
+            diff = difflib.unified_diff(
+                current.splitlines(), wanted.splitlines(), "agent.py", "the notebook", lineterm=""
+            )
             print("\n".join(list(diff)[:40]))
             print("continuous_control/agent.py differs from the notebook: run `python -m continuous_control.export`")
             return 1

@@ -1,5 +1,6 @@
 """The lesson's plots, drawn from a run's history or from its saved run folder (results.py); the report's own
 figures are experiments/report.py's."""
+
 import numpy as np
 
 from .results import TARGET_SCORE, WINDOW
@@ -33,6 +34,7 @@ def q_reference(scores, gamma: float) -> dict:
     """What to read a critic's mean Q against: the ceiling r_max / (1 - gamma), the most any policy earns,
     and the return earned, (score / steps) / (1 - gamma), which errs high early in an episode."""
     from reacher.physics import FRAMES_PER_STEP, MAX_STEPS, REWARD_PER_FRAME
+
     r_max = float(REWARD_PER_FRAME) * FRAMES_PER_STEP
     return {"ceiling": r_max / (1 - gamma), "earned": np.asarray(scores) / MAX_STEPS / (1 - gamma)}
 
@@ -40,32 +42,54 @@ def q_reference(scores, gamma: float) -> dict:
 def plot_diagnostics(diag: dict, title: str = None, reference: dict = None):
     """A run's diagnostics.csv, per episode, one quantity per panel; Q with `reference` (`q_reference`) if given."""
     import matplotlib.pyplot as plt
+
     x = diag["episode"]
-    panels = [("mean Q(s, a) of the sampled batches", [("q", "critic's mean Q")]),
-              ("critic loss (weighted squared TD error)", [("critic_loss", "critic loss")]),
-              ("actor loss, -Q(s, mu(s))", [("actor_loss", "actor loss")]),
-              ("mean |TD error|", [("td_abs", "|TD error|")]),
-              ("NoisyNet: mean sigma of each layer's weights", [(k, f"layer {k[6:]}") for k in diag if k.startswith("sigma_")]),
-              ("transitions added in the last 1000 insertions", [("young_share", "share of the sampled"),
-                                                                ("young_share_stored", "share of the stored")]),
-              ("transitions never replayed yet", [(k, label) for k, label in (
-                  ("unreplayed_mass", "share of the sampling probability"), ("unreplayed_share", "share of the stored"))
-                  if k in diag]),
-              ("a new transition's priority p", [("max_priority", "p")]),
-              ("importance-sampling exponent beta", [("beta", "beta")])]
+    panels = [
+        ("mean Q(s, a) of the sampled batches", [("q", "critic's mean Q")]),
+        ("critic loss (weighted squared TD error)", [("critic_loss", "critic loss")]),
+        ("actor loss, -Q(s, mu(s))", [("actor_loss", "actor loss")]),
+        ("mean |TD error|", [("td_abs", "|TD error|")]),
+        (
+            "NoisyNet: mean sigma of each layer's weights",
+            [(k, f"layer {k[6:]}") for k in diag if k.startswith("sigma_")],
+        ),
+        (
+            "transitions added in the last 1000 insertions",
+            [("young_share", "share of the sampled"), ("young_share_stored", "share of the stored")],
+        ),
+        (
+            "transitions never replayed yet",
+            [
+                (k, label)
+                for k, label in (
+                    ("unreplayed_mass", "share of the sampling probability"),
+                    ("unreplayed_share", "share of the stored"),
+                )
+                if k in diag
+            ],
+        ),
+        ("a new transition's priority p", [("max_priority", "p")]),
+        ("importance-sampling exponent beta", [("beta", "beta")]),
+    ]
     panels = [(name, lines) for name, lines in panels if lines]
     columns = (len(panels) + 2) // 3
     fig, axes = plt.subplots(3, columns, figsize=(4.4 * columns, 8.4), sharex=True, squeeze=False)
-    for ax in axes.flat[len(panels):]:
+    for ax in axes.flat[len(panels) :]:
         ax.set_visible(False)
     for ax, (name, lines) in zip(axes.flat, panels):
         for key, label in lines:
             ax.plot(x, diag[key], lw=1.5, label=label)
         if name.startswith("mean Q") and reference:
-            ax.axhline(reference["ceiling"], color="k", ls="--", lw=1, label=f"ceiling r_max/(1-gamma) = {reference['ceiling']:.2f}")
-            ax.plot(x, reference["earned"][:len(x)], color="C2", lw=1, label="return earned (from the scores)")
+            ax.axhline(
+                reference["ceiling"],
+                color="k",
+                ls="--",
+                lw=1,
+                label=f"ceiling r_max/(1-gamma) = {reference['ceiling']:.2f}",
+            )
+            ax.plot(x, reference["earned"][: len(x)], color="C2", lw=1, label="return earned (from the scores)")
         ax.set_title(name, fontsize=10)
-        ax.grid(alpha=.3)
+        ax.grid(alpha=0.3)
         if len(lines) > 1 or (name.startswith("mean Q") and reference):
             ax.legend(fontsize=8)
     for ax in axes[-1]:

@@ -1,5 +1,6 @@
 """`Networks`, which moves the networks of the lesson's DDPG and their optimisers together, `to_device`, and
 `compiled`, numba's compilation of the lesson's functions, cached."""
+
 import functools
 
 import numba
@@ -29,7 +30,7 @@ class Networks:
             if isinstance(net, nn.Module):
                 net.to(*args, **kwargs)
         for opt in (self.actor_opt, self.critic_opt):
-            opt.load_state_dict(opt.state_dict())       # casts Adam's moments to their parameters' device and dtype
+            opt.load_state_dict(opt.state_dict())  # casts Adam's moments to their parameters' device and dtype
         return self
 
     def tensor(self, x) -> torch.Tensor:

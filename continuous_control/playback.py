@@ -1,4 +1,5 @@
 """Watching a trained policy: saved networks, rendered replays and the notebook's replay panel."""
+
 import io
 import json
 import os
@@ -14,16 +15,17 @@ from .results import EVAL_SEED, acting
 def load_networks(run_dir: str = "checkpoints") -> dict:
     """A run's saved networks, rebuilt from the agent's classes and its config.json (strictly)."""
     from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
+
     run = os.path.join(ROOT, run_dir)
     cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
-    hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"     # exploration: an ablation's
+    hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"  # exploration: an ablation's
     actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
     critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
     nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
     for name, net in nets.items():
         net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt"), map_location="cpu"))
         if noisy and name.startswith("actor"):
-            net.set_noise(None)          # the mean weights: the noise-free policy
+            net.set_noise(None)  # the mean weights: the noise-free policy
     return nets
 
 
@@ -33,11 +35,20 @@ def policy_of(nets: dict):
     return acting(lambda states: actor(norm(states)))
 
 
-def render_replay(policy, steps: int = 300, every: int = 6, width: int = 480, height: int = 270,
-                  seed: int = EVAL_SEED, config: dict = None, **camera):
+def render_replay(
+    policy,
+    steps: int = 300,
+    every: int = 6,
+    width: int = 480,
+    height: int = 270,
+    seed: int = EVAL_SEED,
+    config: dict = None,
+    **camera,
+):
     """Frames of `policy(info) -> actions` on goals unseen in training, each arm's score, the renderer's name."""
     from reacher import ReacherEnvironment
     from reacher.render import make_view, record
+
     env = ReacherEnvironment(seed=seed, verbose=False)
     env.reset(config=config or {})
     view = make_view(env.physics, width, height, **camera)
@@ -49,6 +60,7 @@ def render_replay(policy, steps: int = 300, every: int = 6, width: int = 480, he
 
 def png(frame: np.ndarray) -> bytes:
     from PIL import Image
+
     buffer = io.BytesIO()
     Image.fromarray(frame).save(buffer, format="PNG")
     return buffer.getvalue()
@@ -72,8 +84,9 @@ def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, hei
     from IPython.display import display
 
     def replay(speed=1.0, size=5.0):
-        frames, scores, renderer = render_replay(acting(policy), steps, every, width, height,
-                                                 config={"goal_speed": speed, "goal_size": size})
+        frames, scores, renderer = render_replay(
+            acting(policy), steps, every, width, height, config={"goal_speed": speed, "goal_size": size}
+        )
         return [png(f) for f in frames], scores, renderer
 
     frames, scores, renderer = replay()
@@ -98,8 +111,15 @@ def replay_panel(policy, steps: int = 200, every: int = 4, width: int = 480, hei
     scrub.observe(lambda change: setattr(picture, "value", frames[change["new"]]), names="value")
     again.on_click(rerun)
     panel = widgets.VBox([widgets.HBox([speed, size, again]), picture, widgets.HBox([play, scrub]), status])
-    display(WithFallback(panel, frames[len(frames) // 2],
-                         "[replay panel: needs a running kernel; its middle frame is shown as an image]"))
-    print(f"Replay: {len(frames)} frames ({renderer}), goals of environment seed {EVAL_SEED}; "
-          f"mean score of the 20 arms over these {steps} steps {scores.mean():.2f} "
-          f"(worst arm {scores.min():.2f}, best {scores.max():.2f})")
+    display(
+        WithFallback(
+            panel,
+            frames[len(frames) // 2],
+            "[replay panel: needs a running kernel; its middle frame is shown as an image]",
+        )
+    )
+    print(
+        f"Replay: {len(frames)} frames ({renderer}), goals of environment seed {EVAL_SEED}; "
+        f"mean score of the 20 arms over these {steps} steps {scores.mean():.2f} "
+        f"(worst arm {scores.min():.2f}, best {scores.max():.2f})"
+    )

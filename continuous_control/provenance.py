@@ -1,11 +1,12 @@
 """Where the project lives and where a run ran: the project's root folder (`ROOT`), the processor, host and
 machine, and the version of the code (`code_version`). Light to import: no torch until `machine()` asks."""
+
 import contextlib
 import os
 import platform
 import subprocess
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))     # the checkout (or the hand-out) itself
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))  # the checkout (or the hand-out) itself
 
 
 def processor(cpuinfo: str = "/proc/cpuinfo") -> str:
@@ -25,25 +26,38 @@ def host() -> str:
 
 def machine() -> str:
     import torch
+
     return f"{host()}, torch threads {torch.get_num_threads()}"
 
 
 # What can change a result: the code and the pins (the notebook's code is its text twin's).
-CODE_PATHS = ("continuous_control", "reacher", "experiments", "benchmarks", "tools",
-              "twins/Continuous_Control.py", "pyproject.toml", "requirements.txt", "Makefile")
+CODE_PATHS = (
+    "continuous_control",
+    "reacher",
+    "experiments",
+    "benchmarks",
+    "tools",
+    "twins/Continuous_Control.py",
+    "pyproject.toml",
+    "requirements.txt",
+    "Makefile",
+)
 
 
 def code_version(root: str = ROOT) -> str:
     """The last commit that changed the code (CODE_PATHS), "+changes" if tracked code differs from it,
     " (shallow clone)" if the history is cut; "unknown" outside this project's own git checkout."""
     env = {k: v for k, v in os.environ.items() if k not in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE")}
-    env["GIT_OPTIONAL_LOCKS"] = "0"            # two runs may ask at once; `git status` must not lock
+    env["GIT_OPTIONAL_LOCKS"] = "0"  # two runs may ask at once; `git status` must not lock
 
     def git(*args):
-        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, check=True, env=env).stdout.strip()
+        return subprocess.run(
+            ["git", "-C", root, *args], capture_output=True, text=True, check=True, env=env
+        ).stdout.strip()
+
     try:
         if os.path.realpath(git("rev-parse", "--show-toplevel")) != os.path.realpath(root):
-            return "unknown"                   # inside some other repository
+            return "unknown"  # inside some other repository
         commit = git("log", "-1", "--format=%h", "--abbrev=7", "--", *CODE_PATHS)
         changed = git("status", "--porcelain", "--untracked-files=no", "--", *CODE_PATHS)
         shallow = git("rev-parse", "--is-shallow-repository") == "true"

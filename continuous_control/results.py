@@ -1,5 +1,6 @@
 """A run folder: what a training run leaves behind (`save_results`, at TrainingRun.finish), written whole or
 not at all (`write_files`), and read by everyone (`load_run`)."""
+
 import contextlib
 import copy
 import errno
@@ -18,9 +19,9 @@ import torch.nn as nn
 # still read ROOT, processor and code_version from here
 from .provenance import ROOT, code_version, machine, processor
 
-TARGET_SCORE = 30.0       # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
+TARGET_SCORE = 30.0  # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
 WINDOW = 100
-EVAL_SEED = 10_000        # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
+EVAL_SEED = 10_000  # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
 
 
 def first_episode_at(means, level: float = TARGET_SCORE):
@@ -57,7 +58,7 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
             with open(os.path.join(stage, name), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)
         if whole and os.path.isdir(folder):
-            shutil.rmtree(f"{folder}.old", ignore_errors=True)      # left by an interrupted replacement
+            shutil.rmtree(f"{folder}.old", ignore_errors=True)  # left by an interrupted replacement
             os.replace(folder, f"{folder}.old")
             os.replace(stage, folder)
             shutil.rmtree(f"{folder}.old")
@@ -67,8 +68,11 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
                 os.replace(os.path.join(stage, name), os.path.join(folder, name))
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
-            raise OSError(error.errno, f"The disk is full: the files of {folder} were not written, and nothing in "
-                                       f"it changed ({error.strerror})") from None
+            raise OSError(
+                error.errno,
+                f"The disk is full: the files of {folder} were not written, and nothing in "
+                f"it changed ({error.strerror})",
+            ) from None
         raise
     finally:
         shutil.rmtree(stage, ignore_errors=True)
@@ -101,8 +105,9 @@ def exported_policy(agent, state_size: int) -> bytes:
     network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
     policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).
-    exported = torch.export.export(policy, (torch.zeros(2, state_size),),
-                                   dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
+    exported = torch.export.export(
+        policy, (torch.zeros(2, state_size),), dynamic_shapes=({0: torch.export.Dim("agents", min=1)},)
+    )
     return saved(torch.export.save, exported)
 
 
@@ -118,14 +123,18 @@ class Policy(nn.Module):
     def __init__(self, program, path: str):
         super().__init__()
         self.program, self.path = program.module(), path
-        inputs = [n for n in program.graph.nodes if n.op == "placeholder" and n.name in program.graph_signature.user_inputs]
+        inputs = [
+            n for n in program.graph.nodes if n.op == "placeholder" and n.name in program.graph_signature.user_inputs
+        ]
         self.state_size = int(inputs[0].meta["val"].shape[-1])
 
     def forward(self, states):
         x = torch.as_tensor(states)
         if x.ndim not in (1, 2) or x.shape[-1] != self.state_size or not x.is_floating_point():
-            raise ValueError(f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
-                             f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}")
+            raise ValueError(
+                f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
+                f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}"
+            )
         actions = self.program(x.reshape(-1, self.state_size))
         actions = actions[0] if x.ndim == 1 else actions
         return actions.numpy() if isinstance(states, np.ndarray) else actions
@@ -146,17 +155,26 @@ def load_policy(path: str) -> Policy:
             elif "/sample_inputs/" in name:
                 try:
                     torch.load(io.BytesIO(archive.read(name)), weights_only=True)
-                except Exception as error:     # what a weights-only load refuses is what could run code
-                    raise ValueError(f"{path}: its sample inputs hold more than tensors, which could run code; "
-                                     f"refused ({type(error).__name__})") from None
+                except Exception as error:  # what a weights-only load refuses is what could run code
+                    raise ValueError(
+                        f"{path}: its sample inputs hold more than tensors, which could run code; "
+                        f"refused ({type(error).__name__})"
+                    ) from None
     return Policy(torch.export.load(path), path)
 
 
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
     """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary: all of
     them or none (`write_files`; the folder's other files, such as resume/, stay)."""
-    files = {f"{name}.pt": saved(torch.save, net.state_dict()) for name, net in (
-        ("actor", agent.actor), ("actor_target", agent.actor_target), ("critic", agent.critic), ("normalizer", agent.norm))}
+    files = {
+        f"{name}.pt": saved(torch.save, net.state_dict())
+        for name, net in (
+            ("actor", agent.actor),
+            ("actor_target", agent.actor_target),
+            ("critic", agent.critic),
+            ("normalizer", agent.norm),
+        )
+    }
     files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())
     files["config.json"] = json.dumps(asdict(agent.cfg), indent=2)
     columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
@@ -165,19 +183,26 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
     files["arm_scores.csv"] = csv_text(arms, history["arms"], "{:.2f}")
     if history.get("diagnostics"):
         names = list(history["diagnostics"][0])
-        files["diagnostics.csv"] = csv_text(",".join(names), ([row[c] for c in names] for row in history["diagnostics"]),
-                                            "{:.6g}")
+        files["diagnostics.csv"] = csv_text(
+            ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]), "{:.6g}"
+        )
     solved = history["solved_at"]
-    summary = {"solved_at": solved, "first_episode_mean_30": first_episode_at(history["mean"]),
-               "episodes": len(history["mean"]), "final_avg100": history["avg100"][-1],
-               "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
-               "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
-               "wall_seconds": history["wall"][-1],
-               "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
-               "environment": getattr(env, "description", "Unity build"),
-               # where it ran, and the code it started with (a resume refuses other code that shapes training)
-               "machine": machine(), "processor": processor(), "commit": history.get("commit") or code_version(),
-               "seed": agent.cfg.seed}
+    summary = {
+        "solved_at": solved,
+        "first_episode_mean_30": first_episode_at(history["mean"]),
+        "episodes": len(history["mean"]),
+        "final_avg100": history["avg100"][-1],
+        "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
+        "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
+        "wall_seconds": history["wall"][-1],
+        "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
+        "environment": getattr(env, "description", "Unity build"),
+        # where it ran, and the code it started with (a resume refuses other code that shapes training)
+        "machine": machine(),
+        "processor": processor(),
+        "commit": history.get("commit") or code_version(),
+        "seed": agent.cfg.seed,
+    }
     files["summary.json"] = json.dumps(summary, indent=2)
     write_files(run_dir, files)
     return summary
@@ -190,21 +215,25 @@ def write_csv(path: str, header: str, rows, number: str) -> None:
 
 def csv_text(header: str, rows, number: str) -> str:
     """One row per episode, numbered from 1, each value written as `number` formats it."""
-    return f"episode,{header}\n" + "".join(f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n"
-                                           for i, row in enumerate(rows))
+    return f"episode,{header}\n" + "".join(
+        f"{i + 1}," + ",".join(number.format(v) for v in row) + "\n" for i, row in enumerate(rows)
+    )
 
 
 def acting(policy):
     """`policy(states) -> actions` on tensors as `act(info) -> actions` on an environment's observations."""
+
     def act(info):
         with torch.no_grad():
             return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
+
     return act
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
     """actor.pt2 on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
     from reacher import ReacherEnvironment, play
+
     policy = load_policy(os.path.join(run_dir, "actor.pt2"))
     scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
@@ -246,14 +275,22 @@ def load_run(path: str) -> dict:
     arms = np.atleast_2d(read_numbers(file("arm_scores.csv"), skip_header=1))[:, 1:]
     episodes, agents = summary["episodes"], len(summary.get("arm_means_episodes_1_100", arms[0]))
     if np.atleast_1d(scores["mean"]).size != episodes:
-        raise ValueError(f"{file('scores.csv')} has {np.atleast_1d(scores['mean']).size} episodes, summary.json {episodes}")
+        raise ValueError(
+            f"{file('scores.csv')} has {np.atleast_1d(scores['mean']).size} episodes, summary.json {episodes}"
+        )
     if arms.shape != (episodes, agents):
-        raise ValueError(f"{file('arm_scores.csv')} has {arms.shape[0]} episodes of {arms.shape[1]} arms; summary.json "
-                         f"says {episodes} episodes of {agents} arms")
-    run = {"dir": os.path.relpath(path, ROOT), "config": read_json(file("config.json")), "summary": summary,
-           "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names}, "arms": arms}
+        raise ValueError(
+            f"{file('arm_scores.csv')} has {arms.shape[0]} episodes of {arms.shape[1]} arms; summary.json "
+            f"says {episodes} episodes of {agents} arms"
+        )
+    run = {
+        "dir": os.path.relpath(path, ROOT),
+        "config": read_json(file("config.json")),
+        "summary": summary,
+        "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names},
+        "arms": arms,
+    }
     if os.path.exists(file("diagnostics.csv")):
         diag = np.genfromtxt(file("diagnostics.csv"), delimiter=",", names=True)
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run
-

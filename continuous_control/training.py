@@ -1,13 +1,14 @@
 """A training run's bookkeeping, so that the notebook's training loop is the loop and nothing else.
 
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes)
-    first = run.start(resume)              # 1, or the episode after the last checkpoint
-    for episode in range(first, max_episodes + 1):
-        ...                                # the episode itself
-        if run.end_episode(episode, scores):   # also logs, draws and checkpoints (run_dir/resume/) every few
-            break
-    history = run.finish()                 # result files in run_dir
+run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes)
+first = run.start(resume)              # 1, or the episode after the last checkpoint
+for episode in range(first, max_episodes + 1):
+    ...                                # the episode itself
+    if run.end_episode(episode, scores):   # also logs, draws and checkpoints (run_dir/resume/) every few
+        break
+history = run.finish()                 # result files in run_dir
 """
+
 import numbers
 import os
 import time
@@ -18,7 +19,7 @@ import torch
 from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
 from .results import TARGET_SCORE, WINDOW, code_version, save_results
 
-LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")    # the columns of Recorder.log
+LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")  # the columns of Recorder.log
 
 
 class Recorder:
@@ -28,7 +29,7 @@ class Recorder:
 
     def __init__(self, agent):
         capacity = agent.memory.capacity
-        self.device = getattr(agent.memory, "device", None)        # a DeviceReplay's, or None: the lesson's replay
+        self.device = getattr(agent.memory, "device", None)  # a DeviceReplay's, or None: the lesson's replay
         self.born = torch.zeros(capacity, dtype=torch.int64)
         self.replayed = torch.zeros(capacity, dtype=torch.bool)
         self.born, self.replayed = (x.to(self.device) if self.device else x.numpy() for x in (self.born, self.replayed))
@@ -49,7 +50,7 @@ class Recorder:
         td_abs = torch.as_tensor(out["td"]).abs().mean()
         young = (self.age(idx) <= 1000).sum() / len(idx)
         row = (out["critic_loss"], out["actor_loss"], out["q"], td_abs, young)
-        self.log.append(torch.stack(row) if self.device else [float(x) for x in row])    # a GPU's numbers stay there
+        self.log.append(torch.stack(row) if self.device else [float(x) for x in row])  # a GPU's numbers stay there
 
     def age(self, idx):
         """How many insertions ago each transition was added."""
@@ -58,12 +59,19 @@ class Recorder:
 
 def diagnostics(agent, record: Recorder) -> dict:
     """One episode's learning, from the updates' log (then cleared) and the agent's state at the episode's end."""
-    log = torch.stack(record.log).double().cpu().numpy() if record.device and record.log else np.array(record.log, float)
+    log = (
+        torch.stack(record.log).double().cpu().numpy() if record.device and record.log else np.array(record.log, float)
+    )
     record.log.clear()
     m, log = agent.memory, log.reshape(-1, len(LOGGED))
-    row = {"updates": len(log), **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
-           "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).sum()) / m.size if m.size else float("nan"),
-           "beta": agent.beta(), "max_priority": m.entry_priority, **backlog(m, record)}
+    row = {
+        "updates": len(log),
+        **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
+        "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).sum()) / m.size if m.size else float("nan"),
+        "beta": agent.beta(),
+        "max_priority": m.entry_priority,
+        **backlog(m, record),
+    }
     for k, layer in enumerate(agent.actor.layers):
         if hasattr(layer, "weight_sigma"):
             row[f"sigma_{k}"] = layer.weight_sigma.detach().abs().mean().item()
@@ -72,15 +80,27 @@ def diagnostics(agent, record: Recorder) -> dict:
 
 def backlog(memory, record: Recorder) -> dict:
     """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
-    waiting = np.flatnonzero(torch.as_tensor(~record.replayed[:memory.size]).cpu())
+    waiting = np.flatnonzero(torch.as_tensor(~record.replayed[: memory.size]).cpu())
     total = memory.priorities.total()
-    return {"unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
-            "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan")}
+    return {
+        "unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
+        "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan"),
+    }
 
 
 class TrainingRun:
-    def __init__(self, run_dir: str, agent, env, fingerprint: str, max_episodes: int,
-                 stop_when_solved: bool = True, live: bool = True, log_every: int = 5, checkpoint_every: int = 5):
+    def __init__(
+        self,
+        run_dir: str,
+        agent,
+        env,
+        fingerprint: str,
+        max_episodes: int,
+        stop_when_solved: bool = True,
+        live: bool = True,
+        log_every: int = 5,
+        checkpoint_every: int = 5,
+    ):
         """ValueError for fewer than one episode, before anything is written (it would replace the results)."""
         if not isinstance(max_episodes, numbers.Integral) or max_episodes < 1:
             raise ValueError(f"max_episodes must be a whole number >= 1, got {max_episodes!r}")
@@ -95,7 +115,16 @@ class TrainingRun:
         self.log_every = log_every
         self.checkpoint_every = checkpoint_every
         self.resume_dir = os.path.join(run_dir, "resume")
-        self.history = {"mean": [], "min": [], "max": [], "arms": [], "avg100": [], "wall": [], "solved_at": None, "diagnostics": []}
+        self.history = {
+            "mean": [],
+            "min": [],
+            "max": [],
+            "arms": [],
+            "avg100": [],
+            "wall": [],
+            "solved_at": None,
+            "diagnostics": [],
+        }
         self.episode = 0
 
     def start(self, resume: bool = False) -> int:
@@ -115,6 +144,7 @@ class TrainingRun:
         elapsed = self.history["wall"][-1] if self.history["wall"] else 0.0
         self.clock = time.perf_counter() - elapsed
         from .progress import LiveCurve, Progress  # here: training imports no display code
+
         self.progress = Progress(self.max_episodes, self.episode, self.live)
         self.curve = LiveCurve(self.live)
         return self.max_episodes + 1 if self.finished() else self.episode + 1
@@ -137,16 +167,20 @@ class TrainingRun:
             h["solved_at"] = episode
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
         if episode % self.log_every == 0 or episode == 1 or h["solved_at"] == episode:
-            print(f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "
-                  f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min")
+            print(
+                f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "
+                f"max {scores.max():5.2f}  avg100 {h['avg100'][-1]:5.2f}  {h['wall'][-1] / 60:5.1f} min"
+            )
             self.curve.draw(h)
         if episode % self.checkpoint_every == 0 or self.finished():
-            save_checkpoint(self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record, background=True)
+            save_checkpoint(
+                self.resume_dir, self.agent, self.env, episode, h, self.fingerprint, self.record, background=True
+            )
         return self.finished()
 
     def finish(self) -> dict:
         """Close the displays and write the result files; the history of every episode."""
-        wait_for_checkpoint()                  # the last checkpoint is on disk before the run counts as done
+        wait_for_checkpoint()  # the last checkpoint is on disk before the run counts as done
         try:
             self.progress.close(self.episode)
             self.curve.close(self.history)
@@ -156,7 +190,7 @@ class TrainingRun:
         return self.history
 
 
-_locks = {}            # folder: the open lock file this process holds
+_locks = {}  # folder: the open lock file this process holds
 
 
 def lock_folder(folder: str) -> None:
@@ -166,23 +200,27 @@ def lock_folder(folder: str) -> None:
         return
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, ".lock")
-    f = open(path, "a+")                       # noqa: SIM115 (held open: the lock lasts as long as the file)
+    f = open(path, "a+")  # noqa: SIM115 (held open: the lock lasts as long as the file)
     try:
         if os.name == "nt":
             import msvcrt
+
             f.seek(0)
             msvcrt.locking(f.fileno(), msvcrt.LK_NBLCK, 1)
         else:
             import fcntl
+
             fcntl.flock(f.fileno(), fcntl.LOCK_EX | fcntl.LOCK_NB)
     except OSError:
         f.seek(0)
         holder = f.read().strip() or "unknown"
         f.close()
-        raise RuntimeError(f"{folder} is in use by another training run: {holder_of(holder)}. An interrupted "
-                           f"notebook keeps the folder until its kernel restarts or ends. Once that run is over, "
-                           f"restart that kernel, or end the process (kill {holder}); or train into another "
-                           f"folder.") from None
+        raise RuntimeError(
+            f"{folder} is in use by another training run: {holder_of(holder)}. An interrupted "
+            f"notebook keeps the folder until its kernel restarts or ends. Once that run is over, "
+            f"restart that kernel, or end the process (kill {holder}); or train into another "
+            f"folder."
+        ) from None
     f.seek(0)
     f.truncate()
     f.write(str(os.getpid()))
@@ -204,4 +242,4 @@ def holder_of(pid: str) -> str:
 def unlock_folder(folder: str) -> None:
     f = _locks.pop(os.path.abspath(folder), None)
     if f is not None:
-        f.close()                              # closing releases the lock
+        f.close()  # closing releases the lock

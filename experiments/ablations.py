@@ -4,6 +4,7 @@
 so the lesson's classes stay as their math. At the defaults an `AblationAgent` is the lesson's `Agent`, step for
 step (tested).
 """
+
 import functools
 import math
 from dataclasses import dataclass
@@ -12,7 +13,16 @@ import numpy as np
 import torch
 import torch.nn.functional as F
 
-from continuous_control.agent import Actor, Agent, Behaviour, Config, NoisyActor, NoisyLinear, OrnsteinUhlenbeck, PrioritizedReplay
+from continuous_control.agent import (
+    Actor,
+    Agent,
+    Behaviour,
+    Config,
+    NoisyActor,
+    NoisyLinear,
+    OrnsteinUhlenbeck,
+    PrioritizedReplay,
+)
 from continuous_control.agent import train as lesson_train
 
 EXPLORATIONS = ("noisynet", "ou", "none")
@@ -40,7 +50,7 @@ class Ablation(Config):
     """Mirror (x -> -x) goals orbiting one way into the other: the networks learn one direction only."""
 
     def __post_init__(self):
-        if torch.device(self.device).type == "cuda":    # the GPU path would replace the parts a variant swaps
+        if torch.device(self.device).type == "cuda":  # the GPU path would replace the parts a variant swaps
             raise ValueError("The report's ablations train on the CPU: the GPU path runs the lesson's agent only.")
         super().__post_init__()
         if self.noise_per_arm and self.exploration != "noisynet":
@@ -94,6 +104,7 @@ class PerRowNoisyLinear(NoisyLinear):
 
 class Deterministic(Actor):
     """A plain actor for the action-noise variants: it has no weight noise to set."""
+
     noise_size = 0
 
     def set_noise(self, eps) -> None:
@@ -169,7 +180,7 @@ class AblationAgent(Agent):
         return mirrored(super().act(mirrored(states, flip, MIRROR_OBS), explore), flip, MIRROR_ACT)
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
-        if self.cfg.mirror:          # within an episode a goal keeps its direction: one flip for s and s'
+        if self.cfg.mirror:  # within an episode a goal keeps its direction: one flip for s and s'
             flip = states[:, GOAL_SPEED] < 0
             states, actions = mirrored(states, flip, MIRROR_OBS), mirrored(actions, flip, MIRROR_ACT)
             next_states = next_states if done else mirrored(next_states, flip, MIRROR_OBS)
@@ -191,8 +202,12 @@ class AblationAgent(Agent):
         if cfg.exploration == "noisynet" and not cfg.noise_per_arm:
             return super().make_behaviour()
         if cfg.exploration == "noisynet":
-            actor = NoisyActor(*self.sizes[1:], cfg.hidden, cfg.noisy_sigma0,
-                               layer=functools.partial(PerRowNoisyLinear, rows=self.sizes[0]))
+            actor = NoisyActor(
+                *self.sizes[1:],
+                cfg.hidden,
+                cfg.noisy_sigma0,
+                layer=functools.partial(PerRowNoisyLinear, rows=self.sizes[0]),
+            )
         else:
             actor = Deterministic(*self.sizes[1:], cfg.hidden)
         return CopyingBehaviour(cfg, self, actor, self.gen)

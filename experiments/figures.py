@@ -4,6 +4,7 @@ checkpoints/ and results/ (never trains); `make report` runs it.
     python -m experiments.figures       # doc/banner.png, doc/replay_frame.png, doc/learning_curve.png,
                                         # doc/ablations.png, doc/peers.png, doc/effects.csv, doc/critic_q.csv
 """
+
 import os
 
 from continuous_control.figures import history_of, plot_scores
@@ -20,13 +21,15 @@ CRITIC_Q = os.path.join(DOC, "critic_q.csv")
 
 def main() -> None:
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
     from PIL import Image
 
     policy = policy_of(load_networks("checkpoints"))
-    frames, _, renderer = render_replay(policy, steps=60, every=60, width=1200, height=400,
-                                        eye=(0.0, 34.0, 22.0), lookat=(0.0, -6.0, -27.0))
+    frames, _, renderer = render_replay(
+        policy, steps=60, every=60, width=1200, height=400, eye=(0.0, 34.0, 22.0), lookat=(0.0, -6.0, -27.0)
+    )
     Image.fromarray(frames[-1]).save(os.path.join(DOC, "banner.png"))
     frames, _, _ = render_replay(policy)
     Image.fromarray(frames[len(frames) // 2]).save(os.path.join(DOC, "replay_frame.png"))
@@ -41,11 +44,15 @@ def main() -> None:
     peers = table[table.group == "peers"]
     seeds = sorted(set(peers.seed) & set(table[(table.group == "agent") & (table.variant == "full")].seed))
     members = {"full": seeds, **{p: sorted(set(peers[peers.variant == p].seed)) for p in PEER_LABELS}}
-    report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
-                         labels={**report.LABELS, **PEER_LABELS}).savefig(
-        os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
-    print(f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
-          "doc/peers.png, doc/effects.csv, doc/critic_q.csv")
+    report.curves_figure(
+        {"": members},
+        "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
+        labels={**report.LABELS, **PEER_LABELS},
+    ).savefig(os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
+    print(
+        f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
+        "doc/peers.png, doc/effects.csv, doc/critic_q.csv"
+    )
 
 
 if __name__ == "__main__":

@@ -6,6 +6,7 @@ The noise-free policy mu plays unseen goals; at every arm and step t, Q(s_t, mu(
 r_{t+k} to the episode's end, which misses a tail in [0, gamma^(T-t) ceiling]: only steps with at least
 L = ceil(log 0.01 / log gamma) left count. G_t is a lower bound (mc_return), G_t + the tail's an upper one.
 """
+
 import argparse
 import json
 import math
@@ -21,7 +22,10 @@ from continuous_control.playback import load_networks, policy_of
 from continuous_control.provenance import ROOT
 from continuous_control.results import EVAL_SEED, write_json
 
-FOLDER, TOLERANCE = os.path.join("results", "overestimation"), 0.01    # TOLERANCE: the tail's largest share of the ceiling
+FOLDER, TOLERANCE = (
+    os.path.join("results", "overestimation"),
+    0.01,
+)  # TOLERANCE: the tail's largest share of the ceiling
 
 
 def discounted_returns(rewards: np.ndarray, gamma: float) -> np.ndarray:
@@ -45,35 +49,62 @@ def usable_steps(steps: int, gamma: float, tolerance: float = TOLERANCE) -> int:
 def measure(run_dir: str, episodes: int = 2) -> dict:
     """Play mu on environment seed EVAL_SEED + the run's seed: the critic's mean Q against G on the usable steps."""
     from reacher import BRAIN_NAME, ReacherEnvironment
+
     cfg = json.loads(Path(os.path.join(ROOT, run_dir, "config.json")).read_text())
     seed, gamma, twin, nets = cfg["seed"], cfg["gamma"], bool(cfg.get("clipped_double_q")), load_networks(run_dir)
-    policy, norm, critic, ceiling = policy_of(nets), nets["normalizer"], nets["critic"], q_reference([], gamma)["ceiling"]
+    policy, norm, critic, ceiling = (
+        policy_of(nets),
+        nets["normalizer"],
+        nets["critic"],
+        q_reference([], gamma)["ceiling"],
+    )
     env, q, low, high = ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), [], [], []
     for _ in range(episodes):
         info, values, rewards, done = env.reset(train_mode=True)[BRAIN_NAME], [], [], False
         while not done:
             states, actions = torch.as_tensor(info.vector_observations, dtype=torch.float32), policy(info)
             with torch.no_grad():
-                values.append(critic.values(norm(states), torch.as_tensor(actions)).numpy())   # (critics, arms)
+                values.append(critic.values(norm(states), torch.as_tensor(actions)).numpy())  # (critics, arms)
             info = env.step(actions)[BRAIN_NAME]
             rewards.append(info.rewards)
             done = bool(np.any(info.local_done))
         steps, n = len(rewards), usable_steps(len(rewards), gamma)
-        g = discounted_returns(np.array(rewards, np.float64), gamma)[:n]              # (usable steps, arms)
-        q.append(np.array(values)[:n]), low.append(g), high.append(g + gamma ** (steps - np.arange(n))[:, None] * ceiling)
+        g = discounted_returns(np.array(rewards, np.float64), gamma)[:n]  # (usable steps, arms)
+        (
+            q.append(np.array(values)[:n]),
+            low.append(g),
+            high.append(g + gamma ** (steps - np.arange(n))[:, None] * ceiling),
+        )
     env.close()
-    q, low, high = (np.concatenate(x) for x in (q, low, high))      # (episodes x usable steps[, critics], arms)
+    q, low, high = (np.concatenate(x) for x in (q, low, high))  # (episodes x usable steps[, critics], arms)
     q1, qmin = q[:, 0], q.min(1)
     # named by its path under the project (runs-clipped_double_q-seed3), so that two variants' seed 3 never collide
     name = os.path.relpath(os.path.abspath(run_dir), ROOT).replace(os.sep, "-")
-    return {"run": name, "run_dir": run_dir, "seed": seed, "episodes": episodes,
-            "env_seed": EVAL_SEED + seed, "gamma": gamma, "machine": platform.platform(), "twin_critic": twin,
-            "steps_per_episode": steps, "usable_steps_per_episode": n, "pairs": int(q1.size), "ceiling": ceiling,
-            "steps_left_at_least": steps_left_needed(gamma), "tail_bound_max": gamma ** steps_left_needed(gamma) * ceiling,
-            "q": float(q1.mean()), "q_min": float(qmin.mean()) if twin else None, "q_max": float(q1.max()),
-            "share_q_above_ceiling": float((q1 > ceiling).mean()), "mc_return": float(low.mean()), "mc_return_upper": float(high.mean()),
-            "difference": float(q1.mean() - low.mean()), "ratio": float(q1.mean() / low.mean()),
-            "difference_min": float(qmin.mean() - low.mean()) if twin else None}
+    return {
+        "run": name,
+        "run_dir": run_dir,
+        "seed": seed,
+        "episodes": episodes,
+        "env_seed": EVAL_SEED + seed,
+        "gamma": gamma,
+        "machine": platform.platform(),
+        "twin_critic": twin,
+        "steps_per_episode": steps,
+        "usable_steps_per_episode": n,
+        "pairs": int(q1.size),
+        "ceiling": ceiling,
+        "steps_left_at_least": steps_left_needed(gamma),
+        "tail_bound_max": gamma ** steps_left_needed(gamma) * ceiling,
+        "q": float(q1.mean()),
+        "q_min": float(qmin.mean()) if twin else None,
+        "q_max": float(q1.max()),
+        "share_q_above_ceiling": float((q1 > ceiling).mean()),
+        "mc_return": float(low.mean()),
+        "mc_return_upper": float(high.mean()),
+        "difference": float(q1.mean() - low.mean()),
+        "ratio": float(q1.mean() / low.mean()),
+        "difference_min": float(qmin.mean() - low.mean()) if twin else None,
+    }
 
 
 def save(result: dict, folder: str = FOLDER) -> str:
@@ -86,7 +117,7 @@ def main() -> None:
     parser.add_argument("--run", nargs="+", default=["checkpoints"], help="run folders with saved networks")
     parser.add_argument("--episodes", type=int, default=2)
     args = parser.parse_args()
-    torch.set_num_threads(1)                   # one thread: two trainings share the two cores
+    torch.set_num_threads(1)  # one thread: two trainings share the two cores
     for run in args.run:
         print(save(measure(run, args.episodes)))
 

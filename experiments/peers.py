@@ -10,6 +10,7 @@ or "like" the agent's Config, less what SB3 lacks). A run leaves results/peers/<
 runs leave results/<variant>/, with a noise-free evaluation of its exported policy; one whose results hold
 today's schedule and settings is skipped.
 """
+
 from __future__ import annotations
 
 import argparse
@@ -34,38 +35,60 @@ SMOKE = os.environ.get("SMOKE", "0") == "1"
 SEEDS, EPISODES, JOBS = (0, 1, 2, 3, 4), 100, 2
 RESULTS, WORK = os.path.join(ROOT, "results", "peers"), os.path.join(ROOT, "runs", "peers")
 
-SOURCES = {a: f"RL-Zoo hyperparams/{a.lower()}.yml, Mujoco Envs (HalfCheetah &mujoco-defaults); SB3 2.x defaults otherwise"
-           for a in ("TD3", "SAC")}
-HYPERPARAMETERS = {"TD3": dict(learning_rate=1e-3, batch_size=256, policy_kwargs=dict(net_arch=[400, 300]), action_noise_std=0.1),
-                   "SAC": dict()}
-LIKE_SOURCES = {algo: "configured like the agent: learning_rate (actor_lr, equal to critic_lr), batch_size, tau, gamma, buffer_size, "
-                "n_steps (n_step) and net_arch (hidden) from continuous_control.agent.Config; VecNormalize on the observations "
-                "only, clip_obs the agent's Normalizer's clip, gamma Config's; " + own for algo, own in {
-    "TD3": "TD3's own exploration (Gaussian action noise of std 0.1, the zoo set's) and target policy smoothing (SB3 2.x defaults)",
-    "SAC": "SAC's own automatic entropy tuning (SB3 2.x defaults)"}.items()}
+SOURCES = {
+    a: f"RL-Zoo hyperparams/{a.lower()}.yml, Mujoco Envs (HalfCheetah &mujoco-defaults); SB3 2.x defaults otherwise"
+    for a in ("TD3", "SAC")
+}
+HYPERPARAMETERS = {
+    "TD3": dict(learning_rate=1e-3, batch_size=256, policy_kwargs=dict(net_arch=[400, 300]), action_noise_std=0.1),
+    "SAC": dict(),
+}
+LIKE_SOURCES = {
+    algo: "configured like the agent: learning_rate (actor_lr, equal to critic_lr), batch_size, tau, gamma, "
+    "buffer_size, "
+    "n_steps (n_step) and net_arch (hidden) from continuous_control.agent.Config; VecNormalize on the observations "
+    "only, clip_obs the agent's Normalizer's clip, gamma Config's; " + own
+    for algo, own in {
+        "TD3": "TD3's own exploration (Gaussian action noise of std 0.1, the zoo set's) and target policy smoothing "
+        "(SB3 2.x defaults)",
+        "SAC": "SAC's own automatic entropy tuning (SB3 2.x defaults)",
+    }.items()
+}
 
 
 def like_hyperparameters(algo: str) -> dict:
     """The settings of a peer configured like the agent, read from its Config and Normalizer."""
     from continuous_control.agent import Config, Normalizer
+
     cfg = Config()
     if cfg.actor_lr != cfg.critic_lr:
         raise ValueError("SB3 has one learning rate for all its networks; the agent's actor_lr and critic_lr differ")
-    params = dict(learning_rate=cfg.actor_lr, batch_size=cfg.batch_size, tau=cfg.tau, gamma=cfg.gamma,
-                  buffer_size=cfg.buffer_size, n_steps=cfg.n_step, policy_kwargs=dict(net_arch=list(cfg.hidden)),
-                  vec_normalize=dict(norm_obs=True, norm_reward=False, clip_obs=float(Normalizer(1).clip), gamma=cfg.gamma))
+    params = dict(
+        learning_rate=cfg.actor_lr,
+        batch_size=cfg.batch_size,
+        tau=cfg.tau,
+        gamma=cfg.gamma,
+        buffer_size=cfg.buffer_size,
+        n_steps=cfg.n_step,
+        policy_kwargs=dict(net_arch=list(cfg.hidden)),
+        vec_normalize=dict(norm_obs=True, norm_reward=False, clip_obs=float(Normalizer(1).clip), gamma=cfg.gamma),
+    )
     if algo == "TD3":
         params["action_noise_std"] = HYPERPARAMETERS["TD3"]["action_noise_std"]
     return params
 
 
-SETTINGS = {"zoo": lambda algo: (HYPERPARAMETERS[algo], SOURCES[algo]),
-            "like": lambda algo: (like_hyperparameters(algo), LIKE_SOURCES[algo])}
+SETTINGS = {
+    "zoo": lambda algo: (HYPERPARAMETERS[algo], SOURCES[algo]),
+    "like": lambda algo: (like_hyperparameters(algo), LIKE_SOURCES[algo]),
+}
 
 
 @dataclass(frozen=True)
 class Schedule:
-    """When SB3 updates: every step after `learning_starts` transitions; after `fast_episodes`, if set, every `later`."""
+    """When SB3 updates: every step after `learning_starts` transitions; after `fast_episodes`, if set, every
+    `later`."""
+
     name: str
     learning_starts: int
     fast_episodes: int | None = None
@@ -76,23 +99,42 @@ def agents_schedule() -> Schedule:
     """The agent's own schedule, read from its Config. SB3 trains once it holds *more than*
     learning_starts transitions, the agent once it holds `warmup`: hence warmup - 1."""
     from continuous_control.agent import Config
+
     cfg = Config()
     if cfg.learn_every != 1:
         raise ValueError("the peers' schedule assumes the agent learns every step in its fast episodes")
-    return Schedule(f"the agent's: every step for {cfg.learn_every_until} episodes, then every {cfg.learn_every_later}",
-                    cfg.warmup - 1, cfg.learn_every_until, cfg.learn_every_later)
+    return Schedule(
+        f"the agent's: every step for {cfg.learn_every_until} episodes, then every {cfg.learn_every_later}",
+        cfg.warmup - 1,
+        cfg.learn_every_until,
+        cfg.learn_every_later,
+    )
 
 
-SCHEDULES = {"ours": agents_schedule, "zoo": lambda: Schedule("RL-Zoo's: every step", 10_000)}   # learning_starts: both files' MuJoCo set
+SCHEDULES = {
+    "ours": agents_schedule,
+    "zoo": lambda: Schedule("RL-Zoo's: every step", 10_000),
+}  # learning_starts: both files' MuJoCo set
 # run name: (algorithm, update schedule of SCHEDULES, settings of SETTINGS)
-PEERS = {"td3": ("TD3", "ours", "zoo"), "sac": ("SAC", "ours", "zoo"),
-         "td3_like": ("TD3", "ours", "like"), "sac_like": ("SAC", "ours", "like"),
-         "td3_zoo": ("TD3", "zoo", "zoo"), "sac_zoo": ("SAC", "zoo", "zoo")}
-LABELS = {algo.lower() + suffix: f"SB3 {algo}{label}" for suffix, label in (
-    ("", ", the agent's update schedule"), ("_zoo", ", RL-Zoo's schedule (an update every step)"),
-    ("_like", " configured like the agent (standardised states, 5-step targets, 128 x 128)")) for algo in ("TD3", "SAC")}
+PEERS = {
+    "td3": ("TD3", "ours", "zoo"),
+    "sac": ("SAC", "ours", "zoo"),
+    "td3_like": ("TD3", "ours", "like"),
+    "sac_like": ("SAC", "ours", "like"),
+    "td3_zoo": ("TD3", "zoo", "zoo"),
+    "sac_zoo": ("SAC", "zoo", "zoo"),
+}
+LABELS = {
+    algo.lower() + suffix: f"SB3 {algo}{label}"
+    for suffix, label in (
+        ("", ", the agent's update schedule"),
+        ("_zoo", ", RL-Zoo's schedule (an update every step)"),
+        ("_like", " configured like the agent (standardised states, 5-step targets, 128 x 128)"),
+    )
+    for algo in ("TD3", "SAC")
+}
 DEFAULT_SET = ("td3", "sac", "td3_like", "sac_like")
-SMOKE_STEPS = 48           # steps per episode at SMOKE size
+SMOKE_STEPS = 48  # steps per episode at SMOKE size
 
 
 def smoke(schedule: Schedule) -> Schedule:
@@ -102,13 +144,17 @@ def smoke(schedule: Schedule) -> Schedule:
     return Schedule(schedule.name + " (SMOKE size)", starts, fast, schedule.later)
 
 
-def expected_updates(schedule: Schedule, episodes: int, episode_steps: int, arms: int, fast_episodes: int | None = None) -> int:
+def expected_updates(
+    schedule: Schedule, episodes: int, episode_steps: int, arms: int, fast_episodes: int | None = None
+) -> int:
     """How many updates SB3 makes on this schedule (fast episodes: `fast_episodes`, or the schedule's): one per
     chunk of `train_freq` steps once it holds more than learning_starts transitions, a last chunk included."""
     total = episodes * episode_steps
     fast_episodes = schedule.fast_episodes if fast_episodes is None else fast_episodes
     fast = total if fast_episodes is None else min(episodes, fast_episodes) * episode_steps
-    chunk_ends = np.r_[np.arange(1, fast + 1), fast + schedule.later * np.arange(1, math.ceil((total - fast) / schedule.later) + 1)]
+    chunk_ends = np.r_[
+        np.arange(1, fast + 1), fast + schedule.later * np.arange(1, math.ceil((total - fast) / schedule.later) + 1)
+    ]
     return int(np.count_nonzero(chunk_ends * arms > schedule.learning_starts))
 
 
@@ -117,6 +163,7 @@ def make_model(algo: str, venv, schedule: Schedule, seed: int, buffer_size: int 
     from stable_baselines3 import SAC, TD3
     from stable_baselines3.common.noise import NormalActionNoise
     from stable_baselines3.common.vec_env import VecNormalize
+
     params = copy.deepcopy(SETTINGS[settings](algo)[0])
     normalize = params.pop("vec_normalize", None)
     if normalize is not None:
@@ -127,8 +174,17 @@ def make_model(algo: str, venv, schedule: Schedule, seed: int, buffer_size: int 
         params["action_noise"] = NormalActionNoise(np.zeros(size), std * np.ones(size))
     if buffer_size is not None:
         params["buffer_size"] = buffer_size
-    return {"TD3": TD3, "SAC": SAC}[algo]("MlpPolicy", venv, learning_starts=schedule.learning_starts, train_freq=1, gradient_steps=1,
-               seed=seed, device="cpu", verbose=0, **params)
+    return {"TD3": TD3, "SAC": SAC}[algo](
+        "MlpPolicy",
+        venv,
+        learning_starts=schedule.learning_starts,
+        train_freq=1,
+        gradient_steps=1,
+        seed=seed,
+        device="cpu",
+        verbose=0,
+        **params,
+    )
 
 
 def recorder(schedule: Schedule, label: str, log_every: int):
@@ -150,13 +206,20 @@ def recorder(schedule: Schedule, label: str, log_every: int):
                 self.wall.append(time.perf_counter() - self.clock)
                 self.score = 0.0
                 episode, means = len(self.arms), [a.mean() for a in self.arms]
-                if schedule.fast_episodes is not None and self.fast_end is None and episode + 1 > schedule.fast_episodes:
+                if (
+                    schedule.fast_episodes is not None
+                    and self.fast_end is None
+                    and episode + 1 > schedule.fast_episodes
+                ):
                     self.fast_end = episode
                     self.model.train_freq = TrainFreq(schedule.later, TrainFrequencyUnit.STEP)
                 if episode % log_every == 0 or episode == 1:
-                    print(f"{label} episode {episode:3d}  mean {means[-1]:5.2f}  min {self.arms[-1].min():5.2f}  "
-                          f"max {self.arms[-1].max():5.2f}  avg100 {np.mean(means[-WINDOW:]):5.2f}  "
-                          f"{self.wall[-1] / 60:5.1f} min  updates {self.model._n_updates}", flush=True)
+                    print(
+                        f"{label} episode {episode:3d}  mean {means[-1]:5.2f}  min {self.arms[-1].min():5.2f}  "
+                        f"max {self.arms[-1].max():5.2f}  avg100 {np.mean(means[-WINDOW:]):5.2f}  "
+                        f"{self.wall[-1] / 60:5.1f} min  updates {self.model._n_updates}",
+                        flush=True,
+                    )
             return True
 
     return Recorder()
@@ -187,7 +250,7 @@ def export(model, path: str) -> None:
         def forward(self, obs):
             if normalize is not None:
                 obs = (obs.to(torch.float64) - self.mean) / torch.sqrt(self.var + self.epsilon)
-                obs = obs.clamp(-self.clip, self.clip).to(torch.float32)      # as VecNormalize returns it
+                obs = obs.clamp(-self.clip, self.clip).to(torch.float32)  # as VecNormalize returns it
             if isinstance(model, SAC):
                 return torch.tanh(self.actor.get_action_dist_params(obs)[0])
             return self.actor(obs)
@@ -200,21 +263,41 @@ def export(model, path: str) -> None:
 def history_files(folder: str, arms: np.ndarray, wall: np.ndarray) -> dict:
     """scores.csv and arm_scores.csv as the agent's runs write them; the summary's score entries."""
     means = arms.mean(1)
-    avg100 = np.array([means[max(0, i - WINDOW + 1):i + 1].mean() for i in range(len(means))])
-    write_csv(os.path.join(folder, "scores.csv"), "mean,min,max,avg100,wall_seconds",
-              zip(means, arms.min(1), arms.max(1), avg100, wall), "{:.4f}")
+    avg100 = np.array([means[max(0, i - WINDOW + 1) : i + 1].mean() for i in range(len(means))])
+    write_csv(
+        os.path.join(folder, "scores.csv"),
+        "mean,min,max,avg100,wall_seconds",
+        zip(means, arms.min(1), arms.max(1), avg100, wall),
+        "{:.4f}",
+    )
     write_csv(os.path.join(folder, "arm_scores.csv"), ",".join(f"arm{k}" for k in range(arms.shape[1])), arms, "{:.2f}")
     hits = np.flatnonzero((np.arange(1, len(means) + 1) >= WINDOW) & (avg100 >= TARGET_SCORE))
     solved = int(hits[0]) + 1 if hits.size else None
-    return {"solved_at": solved, "first_episode_mean_30": first_episode_at(means), "episodes": len(means),
-            "final_avg100": float(avg100[-1]), "mean_episodes_1_100": float(means[:WINDOW].mean()),
-            "arm_means_episodes_1_100": arms[:WINDOW].mean(0).tolist(), "wall_seconds": float(wall[-1]),
-            "wall_seconds_to_solve": float(wall[solved - 1]) if solved else None}
+    return {
+        "solved_at": solved,
+        "first_episode_mean_30": first_episode_at(means),
+        "episodes": len(means),
+        "final_avg100": float(avg100[-1]),
+        "mean_episodes_1_100": float(means[:WINDOW].mean()),
+        "arm_means_episodes_1_100": arms[:WINDOW].mean(0).tolist(),
+        "wall_seconds": float(wall[-1]),
+        "wall_seconds_to_solve": float(wall[solved - 1]) if solved else None,
+    }
 
 
-def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes: int = EPISODES,
-            episode_steps: int = MAX_STEPS, concurrent: int = 1, eval_episodes: int = 5,
-            schedule: Schedule | None = None, buffer_size: int | None = None, log_every: int = 10) -> dict:
+def run_one(
+    name: str,
+    seed: int,
+    out: str = RESULTS,
+    work: str = WORK,
+    episodes: int = EPISODES,
+    episode_steps: int = MAX_STEPS,
+    concurrent: int = 1,
+    eval_episodes: int = 5,
+    schedule: Schedule | None = None,
+    buffer_size: int | None = None,
+    log_every: int = 10,
+) -> dict:
     """Train peer `name` on seed `seed` in this process, evaluate it, write its results folder; its summary."""
     import gymnasium
     import stable_baselines3
@@ -225,7 +308,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     if name not in PEERS:
         raise ValueError(f"unknown peer {name!r}: one of {sorted(PEERS)}")
     torch.set_num_threads(1)
-    started_with = code_version()                    # the code that makes the run
+    started_with = code_version()  # the code that makes the run
     algo, schedule_name, settings = PEERS[name]
     schedule = schedule or SCHEDULES[schedule_name]()
     hyperparameters, source = SETTINGS[settings](algo)
@@ -245,7 +328,7 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     model.save(os.path.join(work_dir, "model.zip"))
     normalize = model.get_vec_normalize_env()
     if normalize is not None:
-        normalize.training = False                   # the statistics the policy ends training with, from now on
+        normalize.training = False  # the statistics the policy ends training with, from now on
         normalize.save(os.path.join(work_dir, "vec_normalize.pkl"))
     export(model, os.path.join(work_dir, "actor.pt2"))
     evaluation = evaluate(work_dir, seed, eval_episodes)
@@ -256,38 +339,85 @@ def run_one(name: str, seed: int, out: str = RESULTS, work: str = WORK, episodes
     summary = history_files(partial, np.array(callback.arms), np.array(callback.wall))
     summary.update(
         environment=f"built-in replica through reacher.gym.ReacherVectorEnv ({arms} arms, one world, "
-                    f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
-        machine=machine(), processor=processor(), commit=started_with, seed=seed, variant=name, concurrent_runs=concurrent,
-        eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
-        algorithm=algo, gradient_updates=int(model._n_updates), gradient_updates_expected=expected,
-        last_fast_episode=callback.fast_end, stable_baselines3=stable_baselines3.__version__, gymnasium=gymnasium.__version__)
-    config = dict(algorithm=algo, seed=seed, episodes=episodes, episode_steps=episode_steps, arms=arms,
-                  schedule=asdict(schedule), settings=settings, source=source, set_hyperparameters=hyperparameters,
-                  sb3=sb3_settings(model))
+        f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
+        machine=machine(),
+        processor=processor(),
+        commit=started_with,
+        seed=seed,
+        variant=name,
+        concurrent_runs=concurrent,
+        eval_noise_free_5=evaluation["episode_means"],
+        eval_arm_means=evaluation["arm_means"],
+        algorithm=algo,
+        gradient_updates=int(model._n_updates),
+        gradient_updates_expected=expected,
+        last_fast_episode=callback.fast_end,
+        stable_baselines3=stable_baselines3.__version__,
+        gymnasium=gymnasium.__version__,
+    )
+    config = dict(
+        algorithm=algo,
+        seed=seed,
+        episodes=episodes,
+        episode_steps=episode_steps,
+        arms=arms,
+        schedule=asdict(schedule),
+        settings=settings,
+        source=source,
+        set_hyperparameters=hyperparameters,
+        sb3=sb3_settings(model),
+    )
     Path(os.path.join(partial, "config.json")).write_text(json.dumps(config, indent=2))
     Path(os.path.join(partial, "summary.json")).write_text(json.dumps(summary, indent=2))
     shutil.rmtree(final, ignore_errors=True)
     os.replace(partial, final)
-    print(f"{name} seed {seed}: first 30 at {summary['first_episode_mean_30']}, mean 1-100 "
-          f"{summary['mean_episodes_1_100']:.2f}, solved at {summary['solved_at']}, {summary['wall_seconds'] / 60:.1f} min, "
-          f"{model._n_updates} updates, noise-free eval {[round(x, 2) for x in evaluation['episode_means']]}", flush=True)
+    print(
+        f"{name} seed {seed}: first 30 at {summary['first_episode_mean_30']}, mean 1-100 "
+        f"{summary['mean_episodes_1_100']:.2f}, solved at {summary['solved_at']}, "
+        f"{summary['wall_seconds'] / 60:.1f} min, "
+        f"{model._n_updates} updates, noise-free eval {[round(x, 2) for x in evaluation['episode_means']]}",
+        flush=True,
+    )
     return summary
 
 
 def sb3_settings(model) -> dict:
     """What the model actually ran with, read back from it, defaults included."""
-    keys = ("learning_rate", "buffer_size", "batch_size", "tau", "gamma", "learning_starts", "gradient_steps", "policy_delay",
-            "target_policy_noise", "target_noise_clip", "ent_coef", "target_entropy", "use_sde", "n_steps")
+    keys = (
+        "learning_rate",
+        "buffer_size",
+        "batch_size",
+        "tau",
+        "gamma",
+        "learning_starts",
+        "gradient_steps",
+        "policy_delay",
+        "target_policy_noise",
+        "target_noise_clip",
+        "ent_coef",
+        "target_entropy",
+        "use_sde",
+        "n_steps",
+    )
     found = {k: getattr(model, k) for k in keys if hasattr(model, k)}
     found["replay_buffer"] = type(model.replay_buffer).__name__
-    found["replay_buffer_n_steps"] = getattr(model.replay_buffer, "n_steps", 1)     # the n its samples sum over
+    found["replay_buffer_n_steps"] = getattr(model.replay_buffer, "n_steps", 1)  # the n its samples sum over
     found["net_arch"] = model.policy.net_args["net_arch"] if hasattr(model.policy, "net_args") else None
     found["action_noise"] = repr(model.action_noise)
     normalize = model.get_vec_normalize_env()
-    found["vec_normalize"] = None if normalize is None else {
-        "norm_obs": normalize.norm_obs, "norm_reward": normalize.norm_reward, "clip_obs": float(normalize.clip_obs),
-        "clip_reward": float(normalize.clip_reward), "gamma": float(normalize.gamma),
-        "epsilon": float(normalize.epsilon), "observations_seen": float(normalize.obs_rms.count)}
+    found["vec_normalize"] = (
+        None
+        if normalize is None
+        else {
+            "norm_obs": normalize.norm_obs,
+            "norm_reward": normalize.norm_reward,
+            "clip_obs": float(normalize.clip_obs),
+            "clip_reward": float(normalize.clip_reward),
+            "gamma": float(normalize.gamma),
+            "epsilon": float(normalize.epsilon),
+            "observations_seen": float(normalize.obs_rms.count),
+        }
+    )
     plain = (int, float, str, bool, list, dict, type(None))
     return {k: v if isinstance(v, plain) else repr(v) for k, v in found.items()}
 
@@ -301,10 +431,13 @@ def finished(out: str, name: str, seed: int) -> bool:
     saved = json.loads(Path(os.path.join(folder, "config.json")).read_text())
     plain = lambda x: json.loads(json.dumps(x))
     today, schedule = plain(asdict(schedule_of(name))), saved["schedule"]
-    same_schedule = all(schedule.get(k) == today.get(k) for k in {*schedule, *today})   # absent: None, unset
+    same_schedule = all(schedule.get(k) == today.get(k) for k in {*schedule, *today})  # absent: None, unset
     algo, _, settings = PEERS[name]
-    return (same_schedule and saved.get("settings", "zoo") == settings
-            and saved.get("set_hyperparameters") == plain(SETTINGS[settings](algo)[0]))
+    return (
+        same_schedule
+        and saved.get("settings", "zoo") == settings
+        and saved.get("set_hyperparameters") == plain(SETTINGS[settings](algo)[0])
+    )
 
 
 def schedule_of(name: str) -> Schedule:
@@ -327,17 +460,43 @@ def main(argv=None) -> None:
         parser.error("--episodes and --jobs must be at least 1")
     if args.one:
         name, seed = args.one[0], int(args.one[1])
-        size = dict(episode_steps=SMOKE_STEPS, eval_episodes=1, buffer_size=20_000, log_every=1,
-                    schedule=schedule_of(name)) if SMOKE else {}
+        size = (
+            dict(
+                episode_steps=SMOKE_STEPS, eval_episodes=1, buffer_size=20_000, log_every=1, schedule=schedule_of(name)
+            )
+            if SMOKE
+            else {}
+        )
         return run_one(name, seed, args.out, args.work, args.episodes, concurrent=args.jobs, **size)
     todo = [(n, s) for s in args.seeds for n in args.runs if not finished(args.out, n, s)]
-    print(f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
-          + ", ".join(f"{n}/seed{s}" for n, s in todo), flush=True)
-    argv = lambda name, seed: ["experiments.peers", "--one", name, str(seed), "--episodes", str(args.episodes),
-                               "--jobs", str(args.jobs), "--out", args.out, "--work", args.work]
+    print(
+        f"{len(todo)} runs to do{' (SMOKE size)' if SMOKE else ''}, {args.jobs} at a time: "
+        + ", ".join(f"{n}/seed{s}" for n, s in todo),
+        flush=True,
+    )
+    argv = lambda name, seed: [
+        "experiments.peers",
+        "--one",
+        name,
+        str(seed),
+        "--episodes",
+        str(args.episodes),
+        "--jobs",
+        str(args.jobs),
+        "--out",
+        args.out,
+        "--work",
+        args.work,
+    ]
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        list(pool.map(lambda run: child(argv(*run), f"{run[0]} seed {run[1]}",
-                                        os.path.join(args.work, f"{run[0]}-seed{run[1]}.log")), todo))
+        list(
+            pool.map(
+                lambda run: child(
+                    argv(*run), f"{run[0]} seed {run[1]}", os.path.join(args.work, f"{run[0]}-seed{run[1]}.log")
+                ),
+                todo,
+            )
+        )
 
 
 if __name__ == "__main__":

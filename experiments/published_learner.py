@@ -8,6 +8,7 @@ log public, answers that: github.com/erichans/udacity-deeprl-continuous-control 
 carries no licence, so this is our own re-expression of it (DDPG, OU noise, one update per step on
 64 x 20 transitions), with one difference: the batch is drawn with replacement, not without.
 """
+
 import argparse
 import glob
 import json
@@ -27,14 +28,91 @@ RESULTS = os.path.join(ROOT, "results", "published_learner")
 SOURCE = "github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a, result.txt"
 # Its Unity log: "Avg Ep. Score" (the 20-arm mean) of episodes 1-80; it solved at episode 100
 # (the window's last episode), 30.94 over episodes 1-100.
-UNITY_LOG = [0.52, 0.29, 0.76, 1.06, 1.29, 1.50, 2.11, 3.04, 3.51, 3.94, 4.27, 5.54, 7.14, 8.54, 11.85, 14.60, 17.03, 21.48, 24.26, 27.14,
-             27.14, 31.37, 33.35, 34.75, 34.96, 35.69, 35.77, 36.94, 37.21, 36.28, 35.98, 37.69, 37.83, 37.81, 37.04, 37.79, 36.53, 37.59,
-             36.93, 36.39, 37.06, 37.59, 37.12, 37.43, 36.58, 37.06, 37.15, 36.30, 36.87, 38.33, 37.56, 36.96, 37.33, 36.15, 36.14, 38.32,
-             36.88, 36.42, 37.58, 37.17, 36.97, 36.98, 37.11, 36.38, 36.54, 37.58, 36.03, 36.97, 36.30, 36.94, 36.09, 36.72, 37.03, 36.76,
-             36.83, 36.15, 36.80, 36.80, 37.16, 36.26]
+UNITY_LOG = [
+    0.52,
+    0.29,
+    0.76,
+    1.06,
+    1.29,
+    1.50,
+    2.11,
+    3.04,
+    3.51,
+    3.94,
+    4.27,
+    5.54,
+    7.14,
+    8.54,
+    11.85,
+    14.60,
+    17.03,
+    21.48,
+    24.26,
+    27.14,
+    27.14,
+    31.37,
+    33.35,
+    34.75,
+    34.96,
+    35.69,
+    35.77,
+    36.94,
+    37.21,
+    36.28,
+    35.98,
+    37.69,
+    37.83,
+    37.81,
+    37.04,
+    37.79,
+    36.53,
+    37.59,
+    36.93,
+    36.39,
+    37.06,
+    37.59,
+    37.12,
+    37.43,
+    36.58,
+    37.06,
+    37.15,
+    36.30,
+    36.87,
+    38.33,
+    37.56,
+    36.96,
+    37.33,
+    36.15,
+    36.14,
+    38.32,
+    36.88,
+    36.42,
+    37.58,
+    37.17,
+    36.97,
+    36.98,
+    37.11,
+    36.38,
+    36.54,
+    37.58,
+    36.03,
+    36.97,
+    36.30,
+    36.94,
+    36.09,
+    36.72,
+    37.03,
+    36.76,
+    36.83,
+    36.15,
+    36.80,
+    36.80,
+    37.16,
+    36.26,
+]
 
 
-def _init(layers):      # +-1/sqrt(out_features), as the course template's hidden_init reads weight.size()[0]
+def _init(layers):  # +-1/sqrt(out_features), as the course template's hidden_init reads weight.size()[0]
     for layer in layers[:-1]:
         bound = 1.0 / np.sqrt(layer.weight.shape[0])
         nn.init.uniform_(layer.weight, -bound, bound)
@@ -72,8 +150,10 @@ def train(seed: int, episodes: int, out: str) -> list:
     critic, critic_target = make_pair(Critic, seed)
     actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-4)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
-    capacity, batch, n = 10 ** 6, 64 * 20, 20
-    buf = {k: np.zeros((capacity, width), np.float32) for k, width in (("s", 33), ("a", 4), ("r", 1), ("s2", 33), ("d", 1))}
+    capacity, batch, n = 10**6, 64 * 20, 20
+    buf = {
+        k: np.zeros((capacity, width), np.float32) for k, width in (("s", 33), ("a", 4), ("r", 1), ("s2", 33), ("d", 1))
+    }
     size = ptr = 0
     env = ReacherEnvironment(seed=seed, verbose=False)
     scores, start = [], time.perf_counter()
@@ -112,18 +192,24 @@ def train(seed: int, episodes: int, out: str) -> list:
                 break
         scores.append(float(score.mean()))
         print(f"seed {seed} episode {episode}: {scores[-1]:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
-        Path(out).write_text(json.dumps({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE}))
+        Path(out).write_text(
+            json.dumps({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE})
+        )
     return scores
 
 
 def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png")):
     import matplotlib
+
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
+
     runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for run in runs:
-        ax.plot(np.arange(1, len(run["scores"]) + 1), run["scores"], lw=1, label=f"built-in replica, seed {run['seed']}")
+        ax.plot(
+            np.arange(1, len(run["scores"]) + 1), run["scores"], lw=1, label=f"built-in replica, seed {run['seed']}"
+        )
     ax.plot(np.arange(1, len(UNITY_LOG) + 1), UNITY_LOG, "k", lw=2, label="Unity build (its published log)")
     ax.set(xlabel="episode", ylabel="mean score of the 20 arms")
     ax.set_title("A published course DDPG learner (erichans @ ce6b590a)", fontsize=9)
@@ -131,17 +217,24 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     fig.tight_layout()
     fig.savefig(path, dpi=110)
     plt.close(fig)
-    lines = ["# A published course learner on the built-in replica", "",
-             f"Made by `make learner` (`experiments/published_learner.py --report`) from `results/published_learner/`; "
-             f"do not edit by hand. Source of the learner and its Unity log: {SOURCE}. Figure: "
-             "[published_learner.png](published_learner.png).", "",
-             "| run | episodes | first episode with 20-arm mean >= 30 | mean of its episodes | Unity's mean over the same episodes |",
-             "|---|---|---|---|---|",
-             f"| Unity build (its log) | {len(UNITY_LOG)} | {first_episode_at(UNITY_LOG)} | {np.mean(UNITY_LOG):.1f} | - |"]
+    lines = [
+        "# A published course learner on the built-in replica",
+        "",
+        f"Made by `make learner` (`experiments/published_learner.py --report`) from `results/published_learner/`; "
+        f"do not edit by hand. Source of the learner and its Unity log: {SOURCE}. Figure: "
+        "[published_learner.png](published_learner.png).",
+        "",
+        "| run | episodes | first episode with 20-arm mean >= 30 | mean of its episodes "
+        "| Unity's mean over the same episodes |",
+        "|---|---|---|---|---|",
+        f"| Unity build (its log) | {len(UNITY_LOG)} | {first_episode_at(UNITY_LOG)} | {np.mean(UNITY_LOG):.1f} | - |",
+    ]
     for run in runs:
         k = len(run["scores"])
-        lines.append(f"| replica, seed {run['seed']} | {k} | {first_episode_at(run['scores']) or f'not by {k}'} | "
-                     f"{np.mean(run['scores']):.1f} | {np.mean(UNITY_LOG[:k]):.1f} |")
+        lines.append(
+            f"| replica, seed {run['seed']} | {k} | {first_episode_at(run['scores']) or f'not by {k}'} | "
+            f"{np.mean(run['scores']):.1f} | {np.mean(UNITY_LOG[:k]):.1f} |"
+        )
     Path(path.replace(".png", ".md")).write_text("\n".join(lines) + "\n")
     print(f"wrote {path} and its table")
 

@@ -3,6 +3,7 @@
 Each function returns a pandas DataFrame or a matplotlib figure; Report.ipynb shows them and its
 prose, written by hand, computes any number it states in place.
 """
+
 import ast
 import glob
 import os
@@ -27,8 +28,11 @@ def hyperparameters(cfg: dict) -> pd.DataFrame:
     with open(os.path.join(ROOT, "continuous_control", "agent.py"), encoding="utf-8") as f:
         tree = ast.parse(f.read())
     body = next(n for n in ast.walk(tree) if isinstance(n, ast.ClassDef) and n.name == "Config").body
-    docs = {field.target.id: doc.value.value for field, doc in zip(body, body[1:])
-            if isinstance(field, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)}
+    docs = {
+        field.target.id: doc.value.value
+        for field, doc in zip(body, body[1:])
+        if isinstance(field, ast.AnnAssign) and isinstance(doc, ast.Expr) and isinstance(doc.value, ast.Constant)
+    }
     return pd.DataFrame({"value": pd.Series(cfg).astype(str), "meaning": pd.Series(docs)}).loc[list(cfg)]
 
 
@@ -40,17 +44,22 @@ def layers(net) -> pd.DataFrame:
         if params:
             w = params.get("weight", params.get("weight_mean"))
             sigma = params.get("weight_sigma")
-            rows[name] = {"type": type(module).__name__, "inputs": w.shape[1], "outputs": w.shape[0],
-                          "parameters": sum(p.numel() for p in params.values()),
-                          "mean sigma": np.nan if sigma is None else sigma.abs().mean().item()}
+            rows[name] = {
+                "type": type(module).__name__,
+                "inputs": w.shape[1],
+                "outputs": w.shape[0],
+                "parameters": sum(p.numel() for p in params.values()),
+                "mean sigma": np.nan if sigma is None else sigma.abs().mean().item(),
+            }
     return pd.DataFrame.from_dict(rows, orient="index").dropna(axis=1, how="all")
 
 
 def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -> pd.DataFrame:
     """`stats.compare` with the variants' labels, rounded for reading."""
     family = stats.compare(table, variants, measure=measure, **kw)
-    return family.rename(index=lambda v: LABELS.get(v, v)).round({"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2,
-                                                                        "level": 4, "p": 4, "p_holm": 4})
+    return family.rename(index=lambda v: LABELS.get(v, v)).round(
+        {"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2, "level": 4, "p": 4, "p_holm": 4}
+    )
 
 
 def effects(table: pd.DataFrame) -> pd.DataFrame:
@@ -66,7 +75,8 @@ def summaries(table: pd.DataFrame, variants) -> pd.DataFrame:
     """rliable's IQM and probability of improvement against the full agent, for the ten-seed variants."""
     rows = {LABELS[v]: stats.summaries(table, v) for v in variants}
     return pd.DataFrame.from_dict(rows, orient="index").map(
-        lambda x: f"{x[0]:.2f} to {x[1]:.2f}" if isinstance(x, tuple) else round(float(x), 2))
+        lambda x: f"{x[0]:.2f} to {x[1]:.2f}" if isinstance(x, tuple) else round(float(x), 2)
+    )
 
 
 def replay_use(variants=("full", "all_time_max_priority", "mean_priority", "uniform", "learn_every_step")):
@@ -77,11 +87,15 @@ def replay_use(variants=("full", "all_time_max_priority", "mean_priority", "unif
     d = runs.episodes("diagnostics.csv")
     d = d[d.variant.isin(variants) & (d.episode <= WINDOW)]
     later, last = d[d.episode > 20].groupby(["variant", "seed"]), d[d.episode == WINDOW].set_index(["variant", "seed"])
-    out = pd.DataFrame({"newest drawn / stored": later.young_share.mean() / later.young_share_stored.mean(),
-                        "never replayed %": 100 * last.unreplayed_share,
-                        "their probability %": 100 * last.unreplayed_mass,
-                        "new priority / mean |TD|": last.max_priority / last.td_abs})
-    out.loc["uniform", "new priority / mean |TD|"] = np.nan           # no priorities under uniform replay
+    out = pd.DataFrame(
+        {
+            "newest drawn / stored": later.young_share.mean() / later.young_share_stored.mean(),
+            "never replayed %": 100 * last.unreplayed_share,
+            "their probability %": 100 * last.unreplayed_mass,
+            "new priority / mean |TD|": last.max_priority / last.td_abs,
+        }
+    )
+    out.loc["uniform", "new priority / mean |TD|"] = np.nan  # no priorities under uniform replay
     return out.groupby("variant").agg(["min", "max"]).round(1).loc[[v for v in variants if v in out.index]]
 
 
@@ -93,10 +107,17 @@ def q_at_100(gamma: float = 0.99) -> pd.DataFrame:
     s = s[s.episode == WINDOW].set_index(["variant", "seed"])
     ceiling = q_reference([0], gamma)["ceiling"]
     both = pd.DataFrame({"q": d.q, "earned": q_reference(s["mean"], gamma)["earned"]}).dropna()
-    out = both.groupby("variant").agg(q_min=("q", "min"), q_max=("q", "max"), earned_min=("earned", "min"),
-                                      earned_max=("earned", "max"), seeds=("q", "size"))
+    out = both.groupby("variant").agg(
+        q_min=("q", "min"),
+        q_max=("q", "max"),
+        earned_min=("earned", "min"),
+        earned_max=("earned", "max"),
+        seeds=("q", "size"),
+    )
     out["seeds above the ceiling"] = (both.q > ceiling).groupby("variant").sum()
-    return out.loc[[v for v in LABELS if v in out.index]].rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
+    return (
+        out.loc[[v for v in LABELS if v in out.index]].rename(index=LABELS).round(2).assign(ceiling=round(ceiling, 2))
+    )
 
 
 def critic_q(variants=("full", "one_step", "clipped_double_q"), root: str = runs.RESULTS) -> pd.DataFrame:
@@ -104,28 +125,41 @@ def critic_q(variants=("full", "one_step", "clipped_double_q"), root: str = runs
     episodes 80 and 100 and the return earned in episode 100 (`q_reference`), each the mean over the seeds."""
     rows = []
     for variant in variants:
-        saved = [runs.read_run(folder) for group, v, _, folder in runs.run_folders(root) if (group, v) == ("agent", variant)]
+        saved = [
+            runs.read_run(folder) for group, v, _, folder in runs.run_folders(root) if (group, v) == ("agent", variant)
+        ]
         if not saved:
             continue
         q = np.array([r["diagnostics"]["q"][:WINDOW] for r in saved])
         earned = np.array([q_reference(r["scores"]["mean"][:WINDOW], r["config"]["gamma"])["earned"] for r in saved])
-        rows.append({"variant": variant, "seeds": len(saved), "q_80": q[:, 79].mean(), "q_100": q[:, 99].mean(),
-                     "earned_100": earned[:, 99].mean()})
+        rows.append(
+            {
+                "variant": variant,
+                "seeds": len(saved),
+                "q_80": q[:, 79].mean(),
+                "q_100": q[:, 99].mean(),
+                "earned_100": earned[:, 99].mean(),
+            }
+        )
     return pd.DataFrame(rows).set_index("variant").round(4)
 
 
 def overestimation() -> pd.DataFrame:
     """experiments/overestimation.py's checks: the critic's Q against Monte-Carlo returns."""
     rows = [runs.read_json(p) for p in sorted(glob.glob(os.path.join(ROOT, "results", "overestimation", "*.json")))]
-    return pd.DataFrame(rows).set_index("run")[["seed", "q", "q_min", "mc_return", "mc_return_upper", "difference",
-                                                "ceiling"]].round(3)
+    return (
+        pd.DataFrame(rows)
+        .set_index("run")[["seed", "q", "q_min", "mc_return", "mc_return_upper", "difference", "ceiling"]]
+        .round(3)
+    )
 
 
 def weak_arm() -> tuple:
     """experiments/weak_arm.py's two tables: the solving run by orbit direction, and every seed."""
     one = read_json("results/weak_arm.json")["summary"]
-    by_direction = pd.DataFrame({(c, d): one[c][d] for c in one for d in one[c]}).T[["count", "mean", "mean_slow",
-                                                                                      "mean_fast", "worst"]]
+    by_direction = pd.DataFrame({(c, d): one[c][d] for c in one for d in one[c]}).T[
+        ["count", "mean", "mean_slow", "mean_fast", "worst"]
+    ]
     seeds = read_json("results/weak_arm_seeds.json")["seeds"]
     per_seed = pd.DataFrame({(k, c): r[c] for k, r in seeds.items() for c in r if c != "run"}).T
     return by_direction.astype({"count": int}).round(2), per_seed.round(2).unstack()
@@ -143,6 +177,7 @@ def calibration() -> pd.DataFrame:
 def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
     """Each variant's mean paired difference with its corrected bootstrap interval, coloured by verdict."""
     import matplotlib.pyplot as plt
+
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
     colors = {"better": "C2", "worse": "C3", "no clear difference": "0.5"}
     for y, (_, row) in enumerate(family.iterrows()):
@@ -152,8 +187,9 @@ def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
     ax.invert_yaxis()
     ax.set_yticks(range(len(family)), [f"{n} ({r.seeds} seeds)" for n, r in family.iterrows()], fontsize=8)
     ax.set_xlabel(f"{runs.MEASURES[measure][0]}: variant minus full agent, paired by seed")
-    ax.set_title("Mean paired difference, 95% bootstrap interval corrected for the family; green better, red worse",
-                 fontsize=9)
+    ax.set_title(
+        "Mean paired difference, 95% bootstrap interval corrected for the family; green better, red worse", fontsize=9
+    )
     return fig
 
 
@@ -163,24 +199,38 @@ def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict
     run) or (group, seed) (the variant's run in that group). A variant without a color of its own (a peer)
     takes the next one after the variants'."""
     import matplotlib.pyplot as plt
-    scores = pd.concat([runs.episodes("scores.csv", group=g).assign(group=g) for g in ("agent", "processor_check", "peers")]
-                       ).query("episode <= @episodes").pivot_table(index="episode", columns=["group", "variant", "seed"],
-                                                                   values="mean")
+
+    scores = (
+        pd.concat([runs.episodes("scores.csv", group=g).assign(group=g) for g in ("agent", "processor_check", "peers")])
+        .query("episode <= @episodes")
+        .pivot_table(index="episode", columns=["group", "variant", "seed"], values="mean")
+    )
     rows = (len(groups) + 1) // 2
-    fig, axes = plt.subplots(rows, 2 if len(groups) > 1 else 1, figsize=(11, 3.2 * rows + 0.6), sharey=True,
-                             squeeze=False, layout="constrained")      # room for the suptitle above the panels
+    fig, axes = plt.subplots(
+        rows,
+        2 if len(groups) > 1 else 1,
+        figsize=(11, 3.2 * rows + 0.6),
+        sharey=True,
+        squeeze=False,
+        layout="constrained",
+    )  # room for the suptitle above the panels
     for ax, (name, members) in zip(axes.flat, groups.items()):
         for k, (variant, seeds) in enumerate(members.items()):
             own = "agent" if ("agent", variant) in scores.columns.droplevel(2) else "peers"
             c = scores[[(*s[:1], variant, s[1]) if isinstance(s, tuple) else (own, variant, s) for s in seeds]]
-            line, = ax.plot(c.index, c.mean(axis=1), color=COLORS.get(variant, f"C{k}"), lw=2,
-                            label=f"{labels.get(variant, variant)} ({len(seeds)} seeds)")
-            ax.fill_between(c.index, c.min(axis=1), c.max(axis=1), color=line.get_color(), alpha=.15, lw=0)
+            (line,) = ax.plot(
+                c.index,
+                c.mean(axis=1),
+                color=COLORS.get(variant, f"C{k}"),
+                lw=2,
+                label=f"{labels.get(variant, variant)} ({len(seeds)} seeds)",
+            )
+            ax.fill_between(c.index, c.min(axis=1), c.max(axis=1), color=line.get_color(), alpha=0.15, lw=0)
         ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
         ax.set(title=name, xlabel="episode", ylim=(0, 41))
-        ax.grid(alpha=.3)
+        ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
-    for ax in axes.flat[len(groups):]:
+    for ax in axes.flat[len(groups) :]:
         ax.axis("off")
     fig.suptitle(title)
     return fig
@@ -193,8 +243,11 @@ def ablations_figure(table: pd.DataFrame):
     for variant in (v for v in LABELS if v != "full" and v in set(agent.variant)):
         pairs = stats.paired(table, variant)
         groups[LABELS[variant]] = {"full": list(zip(pairs.partner, pairs.index)), variant: list(pairs.index)}
-    return curves_figure(groups, "Each ablation against the full agent, paired by seed and processor\n"
-                                 "mean of the seeds, band from worst to best seed")
+    return curves_figure(
+        groups,
+        "Each ablation against the full agent, paired by seed and processor\n"
+        "mean of the seeds, band from worst to best seed",
+    )
 
 
 def published() -> pd.DataFrame:

@@ -7,6 +7,7 @@
 Each run has its own process and torch thread, checkpoints to runs/<variant>/seed<k>/ (not committed), and
 leaves its small results, with a noise-free evaluation, in results/<variant>/seed<k>/ (then it is skipped).
 """
+
 import argparse
 import contextlib
 import json
@@ -23,8 +24,20 @@ from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
 # The variants the lesson's and the report's claims rest on run on all ten seeds; the others on three.
-TEN_SEEDS = ("full", "one_step", "no_ramp", "uniform", "all_time_max_priority", "mean_priority", "action_noise",
-             "no_noise", "plain", "learn_every_step", "clipped_double_q", "mirror")
+TEN_SEEDS = (
+    "full",
+    "one_step",
+    "no_ramp",
+    "uniform",
+    "all_time_max_priority",
+    "mean_priority",
+    "action_noise",
+    "no_noise",
+    "plain",
+    "learn_every_step",
+    "clipped_double_q",
+    "mirror",
+)
 RESULT_FILES = ("scores.csv", "arm_scores.csv", "config.json", "summary.json")
 RUNS = os.path.join(ROOT, "runs")
 # The runs whose networks `--analyses` reads (results/ keeps none): finished only while runs/ holds them.
@@ -37,34 +50,57 @@ def report_set() -> list[tuple[str, int, int, bool]]:
     runs = []
     for seed in SEEDS:
         runs.append(("full", seed, 200, True))
-        runs += [(v, seed, ABLATION_EPISODES, False) for v in CHANGES
-                 if v != "full" and (v in TEN_SEEDS or seed in FEW_SEEDS)]
+        runs += [
+            (v, seed, ABLATION_EPISODES, False)
+            for v in CHANGES
+            if v != "full" and (v in TEN_SEEDS or seed in FEW_SEEDS)
+        ]
     return runs
 
 
-def run_one(variant: str, seed: int, episodes: int, stop: bool, concurrent: int = 1, runs: str = RUNS,
-            results: str = os.path.join(ROOT, "results"), **overrides) -> dict:
+def run_one(
+    variant: str,
+    seed: int,
+    episodes: int,
+    stop: bool,
+    concurrent: int = 1,
+    runs: str = RUNS,
+    results: str = os.path.join(ROOT, "results"),
+    **overrides,
+) -> dict:
     """One training run in this process (resumed if interrupted); its summary. `overrides`: Config changes."""
     import torch
 
     from continuous_control.checkpoints import CheckpointError
     from experiments.ablations import config_for, train
     from reacher import ReacherEnvironment
+
     torch.set_num_threads(1)
     cfg = config_for(CHANGES[variant], seed=seed, **overrides)
     run_dir = os.path.join(runs, variant, f"seed{seed}")
-    go = lambda resume: train(cfg, ReacherEnvironment(seed=seed, verbose=False), run_dir, episodes, stop,
-                              resume=resume, live=False, log_every=10)
+    go = lambda resume: train(
+        cfg,
+        ReacherEnvironment(seed=seed, verbose=False),
+        run_dir,
+        episodes,
+        stop,
+        resume=resume,
+        live=False,
+        log_every=10,
+    )
     try:
         go(resume=True)
-    except CheckpointError as error:           # made by other code, or damaged: this run starts afresh
-        shutil.rmtree(os.path.join(run_dir, "resume"))      # runs/ is scratch space: no copy is kept
+    except CheckpointError as error:  # made by other code, or damaged: this run starts afresh
+        shutil.rmtree(os.path.join(run_dir, "resume"))  # runs/ is scratch space: no copy is kept
         print(f"{error}\nDeleted it; starting {variant} seed {seed} afresh.", flush=True)
         go(resume=False)
     summary = record(run_dir, os.path.join(results, variant, f"seed{seed}"), variant, seed, concurrent_runs=concurrent)
-    print(f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
-          f"{summary['wall_seconds'] / 60:.1f} min, noise-free eval {[round(x, 2) for x in summary['eval_noise_free_5']]}",
-          flush=True)
+    print(
+        f"{variant} seed {seed}: solved at {summary['solved_at']}, first 30 at {summary['first_episode_mean_30']}, "
+        f"{summary['wall_seconds'] / 60:.1f} min, "
+        f"noise-free eval {[round(x, 2) for x in summary['eval_noise_free_5']]}",
+        flush=True,
+    )
     return summary
 
 
@@ -72,12 +108,21 @@ def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     """Evaluate a finished run's exported policy noise-free and copy its small results to `out`."""
     summary = json.loads(Path(os.path.join(run_dir, "summary.json")).read_text())
     evaluation = evaluate(run_dir, seed)
-    summary.update(eval_noise_free_5=evaluation["episode_means"], eval_arm_means=evaluation["arm_means"],
-                   variant=variant, changes=CHANGES[variant], results_version=RESULTS_VERSION, **extra)
-    names = [name for name in RESULT_FILES[:-1] + ("diagnostics.csv",)    # older runs have no diagnostics
-             if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name))]
+    summary.update(
+        eval_noise_free_5=evaluation["episode_means"],
+        eval_arm_means=evaluation["arm_means"],
+        variant=variant,
+        changes=CHANGES[variant],
+        results_version=RESULTS_VERSION,
+        **extra,
+    )
+    names = [
+        name
+        for name in RESULT_FILES[:-1] + ("diagnostics.csv",)  # older runs have no diagnostics
+        if name in RESULT_FILES or os.path.exists(os.path.join(run_dir, name))
+    ]
     files = {name: Path(run_dir, name).read_bytes() for name in names}
-    write_files(out, {**files, "summary.json": json.dumps(summary, indent=2)}, whole=True)    # the old result or this one
+    write_files(out, {**files, "summary.json": json.dumps(summary, indent=2)}, whole=True)  # the old result or this one
     return summary
 
 
@@ -87,7 +132,8 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
-            os.path.join(runs, variant, f"seed{seed}", "critic.pt")):
+        os.path.join(runs, variant, f"seed{seed}", "critic.pt")
+    ):
         return False
     summary = json.loads(Path(folder, "summary.json").read_text())
     if (summary.get("changes"), summary.get("results_version")) != (CHANGES[variant], RESULTS_VERSION):
@@ -104,15 +150,18 @@ def refuse_to_replace(results: str, variant: str, seed: int, episodes: int) -> N
         summary = json.loads(Path(folder, "summary.json").read_text())
         current = (summary.get("changes"), summary.get("results_version")) == (CHANGES[variant], RESULTS_VERSION)
         if current and summary["episodes"] > episodes:
-            raise SystemExit(f"refusing to replace {folder}: it holds a finished {summary['episodes']}-episode run, and "
-                             f"this run of {episodes} episodes would write over it; remove the folder, or give --results "
-                             "another folder")
+            raise SystemExit(
+                f"refusing to replace {folder}: it holds a finished {summary['episodes']}-episode run, and "
+                f"this run of {episodes} episodes would write over it; remove the folder, or give --results "
+                "another folder"
+            )
 
 
 def analyses(runs: str = RUNS) -> None:
     """The weak arm on every full seed's policy (results/weak_arm_seeds.json), and the twin critic of
     TWIN_CRITIC_RUN against Monte-Carlo returns (results/overestimation/), from the runs in runs/."""
     from experiments import overestimation, weak_arm
+
     folder = lambda variant, seed: os.path.relpath(os.path.join(runs, variant, f"seed{seed}"), ROOT)
     write_json(weak_arm.SEEDS_FILE, weak_arm.across_seeds([folder(*run) for run in WEAK_ARM_RUNS]))
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
@@ -121,7 +170,7 @@ def analyses(runs: str = RUNS) -> None:
 def child(argv: list, name: str, log: str) -> int:
     """`python -m *argv` in a child process, its output appended to `log`; a line as it starts and one as it ends."""
     os.makedirs(os.path.dirname(log), exist_ok=True)
-    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())    # one write a line: runs print at once
+    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # one write a line: runs print at once
     say(f"started {name} (log: {log})")
     with open(log, "a") as f:
         code = subprocess.run([sys.executable, "-m", *argv], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
@@ -133,8 +182,18 @@ def child(argv: list, name: str, log: str) -> int:
 def launch(run: tuple, jobs: int, results: str) -> int:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
-    argv = ["experiments.run", "--one", variant, str(seed), "--episodes", str(episodes), "--jobs", str(jobs),
-            "--results", results] + ([] if stop else ["--no-stop"])
+    argv = [
+        "experiments.run",
+        "--one",
+        variant,
+        str(seed),
+        "--episodes",
+        str(episodes),
+        "--jobs",
+        str(jobs),
+        "--results",
+        results,
+    ] + ([] if stop else ["--no-stop"])
     return child(argv, f"{variant} seed {seed}", os.path.join(RUNS, f"{variant}-seed{seed}.log"))
 
 
@@ -156,18 +215,29 @@ def main(argv=None):
     parser.add_argument("--episodes", type=positive, default=200, help="maximum episodes per run")
     parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
     parser.add_argument("--jobs", type=positive, default=2, help="runs at a time")
-    parser.add_argument("--all", action="store_true", help="the report's set: the full agent for seeds 0-9 until "
-                        "solved, the ablations for 100 episodes on seeds 0-9 (TEN_SEEDS) or 0-2")
+    parser.add_argument(
+        "--all",
+        action="store_true",
+        help="the report's set: the full agent for seeds 0-9 until "
+        "solved, the ablations for 100 episodes on seeds 0-9 (TEN_SEEDS) or 0-2",
+    )
     parser.add_argument("--analyses", action="store_true", help=analyses.__doc__)
-    parser.add_argument("--results", default=os.path.join(ROOT, "results"),
-                        help="the folder that receives <variant>/seed<k>/ (default results/)")
+    parser.add_argument(
+        "--results",
+        default=os.path.join(ROOT, "results"),
+        help="the folder that receives <variant>/seed<k>/ (default results/)",
+    )
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.analyses:
         return analyses()
     if args.one:
         return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs, results=args.results)
-    plan = report_set() if args.all else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
+    plan = (
+        report_set()
+        if args.all
+        else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
+    )
     todo = [run for run in plan if not finished(args.results, *run)]
     for variant, seed, episodes, _ in todo:
         refuse_to_replace(args.results, variant, seed, episodes)

@@ -9,6 +9,7 @@ A run folder is `results/<variant>/seed<k>/` (the agent and its ablations), or t
 A damaged folder is refused, naming it: a missing or short file, a seed or variant that disagrees
 with its folder, a folder that is no run.
 """
+
 import os
 import re
 
@@ -19,10 +20,10 @@ from continuous_control.provenance import ROOT
 from continuous_control.results import TARGET_SCORE, WINDOW, load_run, read_json  # noqa: F401 (read_json: the analyses use it)
 
 RESULTS = os.path.join(ROOT, "results")
-GROUPS = {"processor_check": "processor_check", "peers": "peers"}   # sub-folders holding runs of their own
-NOT_RUNS = {"benchmarks", "calibration", "overestimation", "published_learner"}   # results/ folders of other data
-NEVER = WINDOW + 1      # first_30 of a run that never reached 30: it orders runs, it measures nothing
-MEASURES = {            # column: (what it is, higher is better)
+GROUPS = {"processor_check": "processor_check", "peers": "peers"}  # sub-folders holding runs of their own
+NOT_RUNS = {"benchmarks", "calibration", "overestimation", "published_learner"}  # results/ folders of other data
+NEVER = WINDOW + 1  # first_30 of a run that never reached 30: it orders runs, it measures nothing
+MEASURES = {  # column: (what it is, higher is better)
     "mean_1_100": ("mean of episodes 1-100", True),
     "first_30": ("first episode with a mean of 30", False),
     "mean_91_100": ("mean of episodes 91-100", True),
@@ -44,7 +45,7 @@ def read_run(folder: str) -> dict:
         raise RunError(f"{folder}: no summary.json")
     try:
         return load_run(folder)
-    except (OSError, ValueError) as error:          # a file missing, damaged, or disagreeing with another
+    except (OSError, ValueError) as error:  # a file missing, damaged, or disagreeing with another
         raise RunError(str(error)) from None
 
 
@@ -55,16 +56,25 @@ def measure(folder: str) -> dict:
     mean, arms = run["scores"]["mean"][:WINDOW], run["arms"][:WINDOW].mean(0)
     hits = np.flatnonzero(mean >= TARGET_SCORE)
     evaluation = summary.get("eval_arm_means", [np.nan])
-    return {"seed": summary["seed"], "variant": summary.get("variant"), "commit": summary["commit"],
-            "processor": summary.get("processor", ""), "version": summary.get("results_version", 0),
-            "runs_at_once": summary.get("concurrent_runs", 1),
-            "episodes": len(mean), "solved_at": summary["solved_at"],
-            "first_30": int(hits[0]) + 1 if hits.size else NEVER,
-            "mean_1_100": mean.mean(), "mean_91_100": mean[-10:].mean(),
-            "worst_arm_1_100": arms.min(), "best_arm_1_100": arms.max(),
-            "eval": np.mean(summary.get("eval_noise_free_5", np.nan)),
-            "eval_worst_arm": np.min(evaluation), "eval_best_arm": np.max(evaluation),
-            "minutes": (summary["wall_seconds_to_solve"] or summary["wall_seconds"]) / 60}
+    return {
+        "seed": summary["seed"],
+        "variant": summary.get("variant"),
+        "commit": summary["commit"],
+        "processor": summary.get("processor", ""),
+        "version": summary.get("results_version", 0),
+        "runs_at_once": summary.get("concurrent_runs", 1),
+        "episodes": len(mean),
+        "solved_at": summary["solved_at"],
+        "first_30": int(hits[0]) + 1 if hits.size else NEVER,
+        "mean_1_100": mean.mean(),
+        "mean_91_100": mean[-10:].mean(),
+        "worst_arm_1_100": arms.min(),
+        "best_arm_1_100": arms.max(),
+        "eval": np.mean(summary.get("eval_noise_free_5", np.nan)),
+        "eval_worst_arm": np.min(evaluation),
+        "eval_best_arm": np.max(evaluation),
+        "minutes": (summary["wall_seconds_to_solve"] or summary["wall_seconds"]) / 60,
+    }
 
 
 def run_folders(root: str = RESULTS):
@@ -92,11 +102,11 @@ def load(root: str = RESULTS) -> pd.DataFrame:
             raise RunError(f"{folder}: its summary.json names {row['variant']} seed {row['seed']}")
         rows.append({**row, "group": group, "variant": variant})
     columns = ["group", "variant", "seed", "commit", "processor", "version", "runs_at_once"]
-    table = pd.DataFrame(rows).astype({"solved_at": "Int64"})       # None: not solved
+    table = pd.DataFrame(rows).astype({"solved_at": "Int64"})  # None: not solved
     return table[columns + [c for c in table if c not in columns]].sort_values(columns[:3], ignore_index=True)
 
 
-FILES = {"scores.csv": "scores", "diagnostics.csv": "diagnostics"}     # episodes(): a file and its key in a run
+FILES = {"scores.csv": "scores", "diagnostics.csv": "diagnostics"}  # episodes(): a file and its key in a run
 
 
 def episodes(name: str = "scores.csv", root: str = RESULTS, group: str = "agent") -> pd.DataFrame:

@@ -25,6 +25,7 @@ Beside them, rliable's summaries (Agarwal et al. 2021), computed with scipy: the
 mean of each side and the probability that a run of the variant beats a run of the baseline, each
 with a 95% bootstrap interval.
 """
+
 import warnings
 
 import numpy as np
@@ -35,7 +36,7 @@ from .runs import MEASURES, PRIMARY
 
 ALPHA = 0.05
 RESAMPLES = 9999
-MIN_SEEDS = 5       # fewer give no interval: 3 values have only 10 distinct bootstrap resamples
+MIN_SEEDS = 5  # fewer give no interval: 3 values have only 10 distinct bootstrap resamples
 
 
 def holm(p) -> np.ndarray:
@@ -53,9 +54,17 @@ def interval(statistic, *samples, paired: bool = False, level: float = 1 - ALPHA
     rng = np.random.default_rng(0)
     for method in ("BCa", "percentile"):
         with np.errstate(all="ignore"), warnings.catch_warnings():
-            warnings.simplefilter("ignore", stats.DegenerateDataWarning)      # then the percentile interval
-            ci = stats.bootstrap(samples, statistic, n_resamples=RESAMPLES, method=method, paired=paired,
-                                 confidence_level=level, rng=rng, vectorized=True).confidence_interval
+            warnings.simplefilter("ignore", stats.DegenerateDataWarning)  # then the percentile interval
+            ci = stats.bootstrap(
+                samples,
+                statistic,
+                n_resamples=RESAMPLES,
+                method=method,
+                paired=paired,
+                confidence_level=level,
+                rng=rng,
+                vectorized=True,
+            ).confidence_interval
         if np.isfinite(ci.low) and np.isfinite(ci.high):
             return float(ci.low), float(ci.high)
     return float(ci.low), float(ci.high)
@@ -80,8 +89,14 @@ def like_for_like(table: pd.DataFrame) -> pd.Series:
     return table.processor.astype(str) + " / results " + table.version.astype(str)
 
 
-def paired(table: pd.DataFrame, variant: str, baseline: str = "full", measure: str = PRIMARY,
-           group: str = "agent", like: bool = True) -> pd.DataFrame:
+def paired(
+    table: pd.DataFrame,
+    variant: str,
+    baseline: str = "full",
+    measure: str = PRIMARY,
+    group: str = "agent",
+    like: bool = True,
+) -> pd.DataFrame:
     """The seeds both have, each with both values, their difference d (variant minus baseline) and the
     group of the baseline's run (`partner`).
 
@@ -90,21 +105,29 @@ def paired(table: pd.DataFrame, variant: str, baseline: str = "full", measure: s
     with another arithmetic is refused, naming both runs: the same seed on two processors differs from
     episode 1 on, by as much as most effects. `like=False` is the processor check, which pairs across
     processors on purpose."""
+
     def side(name, groups):
         rows = table[table.group.isin(groups) & (table.variant == name)]
         return rows.assign(arithmetic=like_for_like(rows) if like else "")
+
     mine = side(variant, [group])
-    theirs = side(baseline, [g for g in ("agent", "processor_check") if (g, baseline) != (group, variant)]
-                  if like else ["agent"])
+    theirs = side(
+        baseline, [g for g in ("agent", "processor_check") if (g, baseline) != (group, variant)] if like else ["agent"]
+    )
     both = mine.merge(theirs, on=["seed", "arithmetic"], suffixes=("", "_baseline"))
     stray = mine[~mine.seed.isin(both.seed) & mine.seed.isin(theirs.seed)]
     if len(stray):
         k = stray.seed.iloc[0]
         other = theirs[theirs.seed == k].iloc[0]
-        raise PairError(f"{group}/{variant} seed {k} ({stray.arithmetic.iloc[0]}) has no partner with its arithmetic: "
-                        f"{other.group}/{baseline} seed {k} ran on {other.arithmetic}")
-    both = both.set_index("seed")[[measure, f"{measure}_baseline", "group_baseline"]].set_axis(
-        ["variant", "baseline", "partner"], axis=1).dropna()
+        raise PairError(
+            f"{group}/{variant} seed {k} ({stray.arithmetic.iloc[0]}) has no partner with its arithmetic: "
+            f"{other.group}/{baseline} seed {k} ran on {other.arithmetic}"
+        )
+    both = (
+        both.set_index("seed")[[measure, f"{measure}_baseline", "group_baseline"]]
+        .set_axis(["variant", "baseline", "partner"], axis=1)
+        .dropna()
+    )
     return both.assign(d=both.variant - both.baseline)
 
 
@@ -112,14 +135,24 @@ def comparison(pairs: pd.DataFrame, higher_is_better: bool, level: float = 1 - A
     """The numbers of one paired comparison (Holm's p and the verdict come with its family)."""
     d = pairs.d.to_numpy()
     sign = 1 if higher_is_better else -1
-    row = {"seeds": len(d), "mean": d.mean(), "low": np.nan, "high": np.nan, "low_95": np.nan, "high_95": np.nan,
-           "p": 1.0, "better_in": int((sign * d > 0).sum()), "worse_in": int((sign * d < 0).sum())}
+    row = {
+        "seeds": len(d),
+        "mean": d.mean(),
+        "low": np.nan,
+        "high": np.nan,
+        "low_95": np.nan,
+        "high_95": np.nan,
+        "p": 1.0,
+        "better_in": int((sign * d > 0).sum()),
+        "worse_in": int((sign * d < 0).sum()),
+    }
     if len(d) >= MIN_SEEDS:
         row["low"], row["high"] = interval(np.mean, d, level=level)
         row["low_95"], row["high_95"] = interval(np.mean, d)
     if len(d) >= 2:
-        row["p"] = stats.permutation_test((d,), np.mean, permutation_type="samples", n_resamples=np.inf,
-                                          vectorized=True).pvalue
+        row["p"] = stats.permutation_test(
+            (d,), np.mean, permutation_type="samples", n_resamples=np.inf, vectorized=True
+        ).pvalue
     return row
 
 
@@ -134,12 +167,23 @@ def family(rows: dict, measure: str) -> pd.DataFrame:
     return out
 
 
-def compare(table: pd.DataFrame, variants, baseline: str = "full", measure: str = PRIMARY,
-            group: str = "agent", like: bool = True) -> pd.DataFrame:
+def compare(
+    table: pd.DataFrame,
+    variants,
+    baseline: str = "full",
+    measure: str = PRIMARY,
+    group: str = "agent",
+    like: bool = True,
+) -> pd.DataFrame:
     """One family: each variant against the baseline on one measure, paired, corrected, with verdicts."""
     level = 1 - ALPHA / len(variants)
-    return family({v: comparison(paired(table, v, baseline, measure, group, like), MEASURES[measure][1], level)
-                   for v in variants}, measure)
+    return family(
+        {
+            v: comparison(paired(table, v, baseline, measure, group, like), MEASURES[measure][1], level)
+            for v in variants
+        },
+        measure,
+    )
 
 
 def unpaired(table: pd.DataFrame, variants, group: str = "peers", measure: str = PRIMARY) -> pd.DataFrame:
@@ -152,11 +196,19 @@ def unpaired(table: pd.DataFrame, variants, group: str = "peers", measure: str =
     rows = {}
     for v in variants:
         x = table[(table.group == group) & (table.variant == v)][measure].to_numpy()
-        rows[v] = {"seeds": len(x), "baseline_seeds": len(full), "mean": x.mean() - full.mean(),
-                   "low": np.nan, "high": np.nan, "low_95": np.nan, "high_95": np.nan,
-                   "better_than": float(improvement(sign * x, sign * full)),
-                   "p": stats.permutation_test((x, full), difference, permutation_type="independent",
-                                               n_resamples=np.inf, vectorized=True).pvalue}
+        rows[v] = {
+            "seeds": len(x),
+            "baseline_seeds": len(full),
+            "mean": x.mean() - full.mean(),
+            "low": np.nan,
+            "high": np.nan,
+            "low_95": np.nan,
+            "high_95": np.nan,
+            "better_than": float(improvement(sign * x, sign * full)),
+            "p": stats.permutation_test(
+                (x, full), difference, permutation_type="independent", n_resamples=np.inf, vectorized=True
+            ).pvalue,
+        }
         if min(len(x), len(full)) >= 2:
             rows[v]["low"], rows[v]["high"] = interval(difference, x, full, level=level)
             rows[v]["low_95"], rows[v]["high_95"] = interval(difference, x, full)
@@ -172,7 +224,12 @@ def summaries(table: pd.DataFrame, variant: str, baseline: str = "full", measure
     pairs = paired(table, variant, baseline, measure)
     x, y = pairs.variant.to_numpy(), pairs.baseline.to_numpy()
     if not MEASURES[measure][1]:
-        x, y = -x, -y                   # "improvement" is then a lower value
-    return {"iqm": iqm(pairs.variant), "iqm_interval": interval(iqm, pairs.variant.to_numpy()),
-            "iqm_baseline": iqm(pairs.baseline), "iqm_baseline_interval": interval(iqm, pairs.baseline.to_numpy()),
-            "p_improvement": improvement(x, y), "p_improvement_interval": interval(improvement, x, y)}
+        x, y = -x, -y  # "improvement" is then a lower value
+    return {
+        "iqm": iqm(pairs.variant),
+        "iqm_interval": interval(iqm, pairs.variant.to_numpy()),
+        "iqm_baseline": iqm(pairs.baseline),
+        "iqm_baseline_interval": interval(iqm, pairs.baseline.to_numpy()),
+        "p_improvement": improvement(x, y),
+        "p_improvement_interval": interval(improvement, x, y),
+    }

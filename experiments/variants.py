@@ -4,6 +4,7 @@ Ablations change one thing at a time, except plain DDPG, which removes all three
 The order is the report's; "full" is the notebook's configuration. A change to a field the lesson's
 `Config` lacks makes the run an `ablations.Ablation` (experiments/ablations.py), trained by `ablations.AblationAgent`.
 """
+
 VARIANTS = {
     "full": ("full: 5-step + prioritized + NoisyNet", {}),
     "one_step": ("1-step targets", {"n_step": 1}),
@@ -14,7 +15,10 @@ VARIANTS = {
     "action_noise": ("OU action noise instead of NoisyNet", {"exploration": "ou"}),
     "per_arm_noise": ("NoisyNet, one noise sample per arm", {"noise_per_arm": True}),
     "no_noise": ("no exploration noise", {"exploration": "none"}),
-    "all_time_max_priority": ("new transitions at the largest priority ever (Schaul et al.)", {"new_priority": "largest_ever"}),
+    "all_time_max_priority": (
+        "new transitions at the largest priority ever (Schaul et al.)",
+        {"new_priority": "largest_ever"},
+    ),
     "mean_priority": ("new transitions at the mean priority", {"new_priority": "mean"}),
     "clipped_double_q": ("clipped double-Q (TD3's target)", {"clipped_double_q": True}),
     "mirror": ("goals of one orbit direction mirrored into the other", {"mirror": True}),

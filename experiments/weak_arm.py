@@ -5,6 +5,7 @@
 The same noise-free episodes, as trained and with every goal mirrored (x -> -x, ablations) to speed > 0 or
 < 0: if the low arm-episodes are of one direction and mirroring lifts them, the policy is asymmetric.
 """
+
 import argparse
 import json
 import os
@@ -28,11 +29,13 @@ CONDITIONS = {"as_trained": 0, "mirrored_to_positive": 1, "mirrored_to_negative"
 def mirror_policy(policy, into: int):
     """The policy acting on states whose goal speed has the sign -`into` mirrored to `into`, with their
     actions mirrored back: the same policy, shown only one direction of orbit (into=0: as it is)."""
+
     def act(states: np.ndarray) -> np.ndarray:
         s = torch.as_tensor(states, dtype=torch.float32)
         flip = s[:, GOAL_SPEED] * into < 0
         with torch.no_grad():
             return mirrored(policy(mirrored(s, flip, MIRROR_OBS)), flip, MIRROR_ACT).numpy()
+
     return act
 
 
@@ -43,8 +46,13 @@ def play_episodes(policy, env_seed: int, episodes: int, into: int = 0):
     def record(t, info):
         if t == 0:
             speeds.append(info.vector_observations[:, GOAL_SPEED].copy())
-    scores = play(ReacherEnvironment(seed=env_seed, verbose=False), lambda info: act(info.vector_observations),
-                  episodes, on_step=record)
+
+    scores = play(
+        ReacherEnvironment(seed=env_seed, verbose=False),
+        lambda info: act(info.vector_observations),
+        episodes,
+        on_step=record,
+    )
     return scores, np.array(speeds)
 
 
@@ -54,9 +62,14 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
     out = {}
     for name, mask in (("positive", speeds > 0), ("negative", speeds < 0), ("all", np.full(speeds.shape, True))):
         s, v = scores[mask], np.abs(speeds[mask])
-        out[name] = {"count": int(mask.sum()), "mean": float(s.mean()), "worst": float(s.min()),
-                     "mean_slow": float(s[v < 0.5].mean()), "mean_fast": float(s[v >= 0.5].mean()),
-                     "corr_abs_speed": float(np.corrcoef(v, s)[0, 1])}
+        out[name] = {
+            "count": int(mask.sum()),
+            "mean": float(s.mean()),
+            "worst": float(s.min()),
+            "mean_slow": float(s[v < 0.5].mean()),
+            "mean_fast": float(s[v >= 0.5].mean()),
+            "corr_abs_speed": float(np.corrcoef(v, s)[0, 1]),
+        }
     return out
 
 
@@ -67,11 +80,16 @@ def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
     scores, speeds = {name: p[0] for name, p in played.items()}, played["as_trained"][1]
-    return {"run": run, "seed": seed, "episodes": episodes, "env_seed": EVAL_SEED + seed,
-            "goal_size": DEFAULT_RESET_PARAMETERS["goal_size"],            # the same for every arm, not observed
-            "machine": f"{platform.platform()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
-            "summary": {name: by_direction(s, speeds) for name, s in scores.items()},
-            "seconds": round(time.time() - start, 1)}
+    return {
+        "run": run,
+        "seed": seed,
+        "episodes": episodes,
+        "env_seed": EVAL_SEED + seed,
+        "goal_size": DEFAULT_RESET_PARAMETERS["goal_size"],  # the same for every arm, not observed
+        "machine": f"{platform.platform()}, {os.cpu_count()} cores, torch threads {torch.get_num_threads()}",
+        "summary": {name: by_direction(s, speeds) for name, s in scores.items()},
+        "seconds": round(time.time() - start, 1),
+    }
 
 
 def across_seeds(folders: list, episodes: int = 5) -> dict:
@@ -82,10 +100,18 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
         policy = load_policy(os.path.join(ROOT, folder, "actor.pt2"))
         played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
         speeds = played["as_trained"][1]
-        out[str(seed)] = {"run": folder, **{name: {"positive": float(p[0][speeds > 0].mean()),
-                                                    "negative": float(p[0][speeds < 0].mean()),
-                                                    "worst_arm": float(p[0].mean(0).min()), "mean": float(p[0].mean())}
-                                             for name, p in played.items()}}
+        out[str(seed)] = {
+            "run": folder,
+            **{
+                name: {
+                    "positive": float(p[0][speeds > 0].mean()),
+                    "negative": float(p[0][speeds < 0].mean()),
+                    "worst_arm": float(p[0].mean(0).min()),
+                    "mean": float(p[0].mean()),
+                }
+                for name, p in played.items()
+            },
+        }
     return {"episodes": episodes, "seeds": out}
 
 
@@ -93,8 +119,12 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
     parser.add_argument("--episodes", type=int, default=8, help="noise-free episodes per condition")
-    parser.add_argument("--seeds", nargs="+", metavar="FOLDER",
-                        help="instead: these runs' policies on their 5 evaluation episodes (results/weak_arm_seeds.json)")
+    parser.add_argument(
+        "--seeds",
+        nargs="+",
+        metavar="FOLDER",
+        help="instead: these runs' policies on their 5 evaluation episodes (results/weak_arm_seeds.json)",
+    )
     args = parser.parse_args()
     torch.set_num_threads(1)
     if args.seeds:

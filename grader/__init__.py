@@ -14,6 +14,7 @@ hand-out, `lab/Continuous_Control_student.ipynb` in the project), never from the
 unlocked cells a student may have changed. The hidden tests come from the graded cell as nbgrader runs it
 (`grader.kernel`); this package holds none.
 """
+
 import ast
 import io
 import json
@@ -32,8 +33,8 @@ import nbformat
 HERE = Path(__file__).resolve().parent
 # What the environment cells tell the cells after them.
 SIZES = "state_size, action_size, num_agents = 33, 4, 20\n"
-TIMEOUT = float(os.environ.get("GRADER_TIMEOUT", 20))      # seconds a blank's check may take (a correct one: about 1)
-MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30   # bytes a blank's check may allocate on top of the libraries
+TIMEOUT = float(os.environ.get("GRADER_TIMEOUT", 20))  # seconds a blank's check may take (a correct one: about 1)
+MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30  # bytes a blank's check may allocate on top of the libraries
 HIDDEN_BEGIN, HIDDEN_END = "### BEGIN HIDDEN TESTS", "### END HIDDEN TESTS"
 
 
@@ -42,7 +43,9 @@ def edition_path() -> Path:
     for path in (HERE / "edition.ipynb", HERE.parent / "lab" / "Continuous_Control_student.ipynb"):
         if path.exists():
             return path
-    raise FileNotFoundError(f"no student edition beside {HERE}: make the hand-out with `python -m tools.student --handout DIR`")
+    raise FileNotFoundError(
+        f"no student edition beside {HERE}: make the hand-out with `python -m tools.student --handout DIR`"
+    )
 
 
 def uses_environment(source: str) -> bool:
@@ -62,8 +65,9 @@ def cells(notebook) -> list[dict]:
             out.append({"kind": "blank", "id": grading["grade_id"], "source": cell.source})
         elif "export" in tags:
             out.append({"kind": "given", "id": None, "source": cell.source})
-        elif (grading.get("grade") or ("nbval-check-output" in tags and "assert" in cell.source)) \
-                and not uses_environment(cell.source):
+        elif (
+            grading.get("grade") or ("nbval-check-output" in tags and "assert" in cell.source)
+        ) and not uses_environment(cell.source):
             out.append({"kind": "check", "id": grading.get("grade_id"), "source": cell.source})
     return out
 
@@ -84,15 +88,26 @@ def program(edition: list[dict], blank: str | None = None, sources: dict | None 
     sources, out = sources or {}, [{"name": "sizes", "kind": "given", "source": SIZES}]
     for cell in edition:
         if cell["kind"] == "blank":
-            out.append({"name": cell["id"], "kind": "student" if cell["id"] in sources else "given",
-                        "source": sources.get(cell["id"], cell["source"]), "names": sorted(defined_names(cell["source"]))})
+            out.append(
+                {
+                    "name": cell["id"],
+                    "kind": "student" if cell["id"] in sources else "given",
+                    "source": sources.get(cell["id"], cell["source"]),
+                    "names": sorted(defined_names(cell["source"])),
+                }
+            )
         elif cell["kind"] == "given":
             out.append({"name": "given", "kind": "given", "source": cell["source"]})
         else:
             name = cell["id"] or "check: " + cell["source"].splitlines()[0][:60]
             mine = blank is not None and cell["id"] == f"check-{blank}"
-            out.append({"name": name, "kind": "graded" if mine else "check" if blank is None else "before",
-                        "source": cell["source"] + ("\n" + hidden if mine and hidden else "")})
+            out.append(
+                {
+                    "name": name,
+                    "kind": "graded" if mine else "check" if blank is None else "before",
+                    "source": cell["source"] + ("\n" + hidden if mine and hidden else ""),
+                }
+            )
             if mine:
                 break
     return out
@@ -100,8 +115,21 @@ def program(edition: list[dict], blank: str | None = None, sources: dict | None 
 
 # --- the child: runs one program with the libraries read-only while student code runs ---
 
-WATCHED = ("torch", "torch.nn", "torch.nn.functional", "torch.nn.utils", "torch.testing", "torch.linalg",
-           "numpy", "numpy.testing", "numpy.linalg", "math", "operator", "builtins", "grader")
+WATCHED = (
+    "torch",
+    "torch.nn",
+    "torch.nn.functional",
+    "torch.nn.utils",
+    "torch.testing",
+    "torch.linalg",
+    "numpy",
+    "numpy.testing",
+    "numpy.linalg",
+    "math",
+    "operator",
+    "builtins",
+    "grader",
+)
 
 
 Module = type(math)
@@ -111,7 +139,7 @@ class ReadOnly(Module):
     """A module whose attributes cannot be set or deleted: what a library becomes while student code runs."""
 
     def __setattr__(self, name, value):
-        if name not in vars(self) and not name.startswith("__"):   # a new name (an import sets its submodules)
+        if name not in vars(self) and not name.startswith("__"):  # a new name (an import sets its submodules)
             return Module.__setattr__(self, name, value)
         raise AttributeError(f"the grader's libraries are read-only: {self.__name__}.{name} cannot be rebound")
 
@@ -145,6 +173,7 @@ def _student(source: str, name: str, namespace: dict, blank_names: set) -> None:
     import builtins
 
     import torch
+
     classes = {cls for cls in namespace.values() if isinstance(cls, type) and cls.__module__ == "__main__"}
     classes |= {torch.Tensor, torch.nn.Module}
     saved_names = dict(namespace)
@@ -165,7 +194,11 @@ def _student(source: str, name: str, namespace: dict, blank_names: set) -> None:
             for key in set(vars(cls)) - set(attributes) - blank_names:
                 delattr(cls, key)
             for key, value in attributes.items():
-                if key not in blank_names and vars(cls).get(key) is not value and key not in ("__dict__", "__weakref__"):
+                if (
+                    key not in blank_names
+                    and vars(cls).get(key) is not value
+                    and key not in ("__dict__", "__weakref__")
+                ):
                     setattr(cls, key, value)
 
 
@@ -173,8 +206,10 @@ def run_program(cells: list[dict], first: bool = False) -> dict:
     """{name: error} of the graded cells that fail, and of a student cell that fails to run; with `first`,
     the first such failure alone (the rest of the program is not run)."""
     import matplotlib
+
     matplotlib.use("Agg")
     import torch
+
     torch.set_num_threads(1)
     namespace, failed = {"__name__": "__main__"}, {}
     for cell in cells:
@@ -186,7 +221,7 @@ def run_program(cells: list[dict], first: bool = False) -> dict:
                 _guarded(lambda c=code: exec(c, namespace))
             else:
                 exec(code, namespace)
-        except BaseException as error:      # a check that fails, or code that no longer defines what follows
+        except BaseException as error:  # a check that fails, or code that no longer defines what follows
             if cell["kind"] in ("graded", "student", "check"):
                 failed[cell["name"]] = f"{type(error).__name__}: {error}"[:500]
                 if first:
@@ -199,12 +234,12 @@ def _child(cells: list[dict], out_fd: int, first: bool = False) -> None:
     pages = int(Path("/proc/self/statm").read_text().split()[0]) * os.sysconf("SC_PAGE_SIZE")
     resource.setrlimit(resource.RLIMIT_AS, (pages + MEMORY, pages + MEMORY))
     devnull = os.open(os.devnull, os.O_WRONLY)
-    os.dup2(devnull, 1)                       # the server's stdout carries the protocol: nothing else writes there
+    os.dup2(devnull, 1)  # the server's stdout carries the protocol: nothing else writes there
     os.dup2(devnull, 2)
     sys.stdout = sys.stderr = printed = io.StringIO()
     try:
         failed = run_program(cells, first)
-    except BaseException as error:            # MemoryError included
+    except BaseException as error:  # MemoryError included
         failed = {"program": f"{type(error).__name__}: {error}"[:500]}
     with os.fdopen(out_fd, "w") as out:
         json.dump({"failed": failed, "output": printed.getvalue()[-4000:]}, out)
@@ -215,19 +250,21 @@ def serve() -> None:
     """The check server: libraries loaded once; for each request line (a program as JSON), a forked child
     runs it within TIMEOUT seconds and MEMORY bytes; one reply line each."""
     import matplotlib
+
     matplotlib.use("Agg")
     import numba  # noqa: F401  (loaded once, before the forks)
     import numpy  # noqa: F401
     import torch
     import torch._dynamo  # noqa: F401  (Adam's step imports it on first use)
+
     torch.set_num_threads(1)
-    protocol = os.fdopen(os.dup(1), "w")         # replies go here; nothing else may write to it
+    protocol = os.fdopen(os.dup(1), "w")  # replies go here; nothing else may write to it
     os.dup2(os.open(os.devnull, os.O_WRONLY), 1)
     sys.stdout = io.StringIO()
     for line in sys.stdin:
         request = json.loads(line)
-        if request.get("warmup"):       # the edition's stubs, run here once: torch's and numba's first-use
-            run_program(request["cells"])          # costs are then paid before every fork
+        if request.get("warmup"):  # the edition's stubs, run here once: torch's and numba's first-use
+            run_program(request["cells"])  # costs are then paid before every fork
             sys.stdout = io.StringIO()
             continue
         read, write = os.pipe()
@@ -245,10 +282,19 @@ def serve() -> None:
             text = ""
         os.kill(pid, signal.SIGKILL) if not ready else None
         os.waitpid(pid, 0)
-        reply = json.loads(text) if text else {
-            "failed": {"program": f"TimeoutError: the check did not finish in {request.get('timeout', TIMEOUT):g} s "
-                                  "(a loop that never ends?)" if not ready else "the check process died (out of memory?)"},
-            "output": ""}
+        reply = (
+            json.loads(text)
+            if text
+            else {
+                "failed": {
+                    "program": f"TimeoutError: the check did not finish in {request.get('timeout', TIMEOUT):g} s "
+                    "(a loop that never ends?)"
+                    if not ready
+                    else "the check process died (out of memory?)"
+                },
+                "output": "",
+            }
+        )
         protocol.write(json.dumps(reply) + "\n")
         protocol.flush()
 
@@ -266,15 +312,20 @@ class Grader:
     def run(self, cells_: list[dict], first: bool = False) -> dict:
         """{"failed": {name: error}, "output": text} of one program; with `first`, it stops at the first failure."""
         if self.server is None or self.server.poll() is not None:
-            self.server = subprocess.Popen([sys.executable, "-I", "-m", "grader", "--serve"], stdin=subprocess.PIPE,
-                                           stdout=subprocess.PIPE, text=True, cwd=HERE.parent,
-                                           env={**os.environ, "GRADER_TIMEOUT": str(self.timeout)})
+            self.server = subprocess.Popen(
+                [sys.executable, "-I", "-m", "grader", "--serve"],
+                stdin=subprocess.PIPE,
+                stdout=subprocess.PIPE,
+                text=True,
+                cwd=HERE.parent,
+                env={**os.environ, "GRADER_TIMEOUT": str(self.timeout)},
+            )
             self.server.stdin.write(json.dumps({"warmup": True, "cells": program(self.edition)}) + "\n")
         self.server.stdin.write(json.dumps({"cells": cells_, "timeout": self.timeout, "first": first}) + "\n")
         self.server.stdin.flush()
         ready, _, _ = select.select([self.server.stdout], [], [], self.timeout + 30)
         line = self.server.stdout.readline() if ready else ""
-        if not line:                               # the server itself is stuck or gone: start afresh next time
+        if not line:  # the server itself is stuck or gone: start afresh next time
             self.close()
             return {"failed": {"program": "the check server did not answer"}, "output": ""}
         return json.loads(line)
@@ -294,12 +345,16 @@ class Grader:
 
 def blank_sources(notebook) -> dict:
     """{blank id: the cell's source} of a notebook in nbgrader's format."""
-    return {c.metadata["nbgrader"]["grade_id"]: c.source for c in notebook.cells
-            if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")}
+    return {
+        c.metadata["nbgrader"]["grade_id"]: c.source
+        for c in notebook.cells
+        if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("solution")
+    }
 
 
 def main(argv=None) -> int:
     import argparse
+
     parser = argparse.ArgumentParser(description="Check each blank of a lab notebook alone, with its visible checks.")
     parser.add_argument("notebook", nargs="?", help="your Continuous_Control.ipynb")
     parser.add_argument("--serve", action="store_true", help=argparse.SUPPRESS)
@@ -315,7 +370,9 @@ def main(argv=None) -> int:
         for blank in grader.blanks():
             failed = grader.check(blank, sources.get(blank))["failed"]
             passed += not failed
-            print(f"{blank:20s} " + ("passed" if not failed else "FAILED  " + "; ".join(failed.values()).splitlines()[0]))
+            print(
+                f"{blank:20s} " + ("passed" if not failed else "FAILED  " + "; ".join(failed.values()).splitlines()[0])
+            )
     finally:
         grader.close()
     print(f"{passed} of {len(grader.blanks())} blanks pass their visible checks")

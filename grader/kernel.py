@@ -14,6 +14,7 @@ sees each cell as nbgrader sends it:
 Student code therefore never runs in the kernel: it cannot patch what grades it, and a loop in it cannot
 stop the kernel. A check cell fails with the check's message, or passes.
 """
+
 import json
 import os
 import shutil
@@ -33,7 +34,7 @@ class Transformer:
         self.checks = {c["source"].strip(): c["id"] for c in self.grader.edition if c["kind"] == "check" and c["id"]}
         self.names = {c["id"]: grader.defined_names(c["source"]) for c in self.grader.edition if c["kind"] == "blank"}
         self.given = {c["source"].strip() for c in self.grader.edition if c["kind"] != "blank"}
-        self.sources = {}                  # blank id: the last cell the student ran for it
+        self.sources = {}  # blank id: the last cell the student ran for it
 
     def __call__(self, lines: list[str]) -> list[str]:
         source = "".join(lines)
@@ -43,7 +44,7 @@ class Transformer:
             hidden = rest.split(END, 1)[0]
         check = self.checks.get(visible.strip())
         if check:
-            return [f"__grade__({check[len('check-'):]!r}, {hidden!r})\n"]
+            return [f"__grade__({check[len('check-') :]!r}, {hidden!r})\n"]
         if hidden:
             return ["raise RuntimeError('this graded cell is not the course\\'s: its visible part was changed')\n"]
         if source.strip() not in self.given:
@@ -58,7 +59,9 @@ class Transformer:
         result = self.grader.check(blank, self.sources.get(blank), hidden)
         print(result["output"][-2000:], end="")
         if result["failed"]:
-            raise AssertionError(f"check-{blank} failed: " + "; ".join(f"{k}: {v}" for k, v in result["failed"].items()))
+            raise AssertionError(
+                f"check-{blank} failed: " + "; ".join(f"{k}: {v}" for k, v in result["failed"].items())
+            )
         print(f"check-{blank}: passed")
 
 
@@ -73,8 +76,10 @@ def sandbox(command: list[str], folder: str, connection_file: str) -> list[str]:
     folder and the connection file's folder writable, a private /tmp, and nothing else of the machine."""
     bwrap = shutil.which("bwrap")
     if bwrap is None:
-        raise SystemExit("the grading kernel needs bubblewrap (`bwrap`; Debian: apt install bubblewrap), "
-                         "so that a submission cannot read the course folder")
+        raise SystemExit(
+            "the grading kernel needs bubblewrap (`bwrap`; Debian: apt install bubblewrap), "
+            "so that a submission cannot read the course folder"
+        )
     # In order: a private /tmp first, so that what is bound below it (this environment, the submission) shows.
     binds = ["--tmpfs", "/tmp", "--ro-bind", "/usr", "/usr", "--ro-bind", "/etc", "/etc"]
     for link in ("/bin", "/lib", "/lib64", "/sbin"):
@@ -86,17 +91,51 @@ def sandbox(command: list[str], folder: str, connection_file: str) -> list[str]:
         if not path.startswith("/usr/"):
             binds += ["--ro-bind", path, path]
     runtime = os.path.dirname(os.path.abspath(connection_file))
-    return [bwrap, *binds, "--proc", "/proc", "--dev", "/dev",
-            "--bind", folder, folder, "--bind", runtime, runtime, "--setenv", "HOME", "/tmp",
-            "--setenv", "MPLCONFIGDIR", "/tmp", "--setenv", "TMPDIR", "/tmp",
-            "--unsetenv", "JPY_PARENT_PID",        # a pid outside the sandbox's: bwrap's --die-with-parent does its job
-            "--die-with-parent", "--unshare-pid", "--chdir", folder, "--", *command]
+    return [
+        bwrap,
+        *binds,
+        "--proc",
+        "/proc",
+        "--dev",
+        "/dev",
+        "--bind",
+        folder,
+        folder,
+        "--bind",
+        runtime,
+        runtime,
+        "--setenv",
+        "HOME",
+        "/tmp",
+        "--setenv",
+        "MPLCONFIGDIR",
+        "/tmp",
+        "--setenv",
+        "TMPDIR",
+        "/tmp",
+        "--unsetenv",
+        "JPY_PARENT_PID",  # a pid outside the sandbox's: bwrap's --die-with-parent does its job
+        "--die-with-parent",
+        "--unshare-pid",
+        "--chdir",
+        folder,
+        "--",
+        *command,
+    ]
 
 
 def main(argv=None) -> None:
     connection_file = (argv or sys.argv[1:])[0]
-    kernel = [sys.executable, "-I", "-m", "ipykernel_launcher", "-f", os.path.abspath(connection_file),
-              "--IPKernelApp.extensions=['grader.kernel']", "--IPKernelApp.ignore_cwd=True"]
+    kernel = [
+        sys.executable,
+        "-I",
+        "-m",
+        "ipykernel_launcher",
+        "-f",
+        os.path.abspath(connection_file),
+        "--IPKernelApp.extensions=['grader.kernel']",
+        "--IPKernelApp.ignore_cwd=True",
+    ]
     command = sandbox(kernel, os.getcwd(), connection_file)
     os.execv(command[0], command)
 
@@ -105,9 +144,16 @@ def kernelspec(folder: str | Path, python: str, name: str = "continuous-control-
     """Write the grading kernel's kernelspec into `folder`/kernels/`name` (a Jupyter data directory)."""
     spec = Path(folder, "kernels", name)
     spec.mkdir(parents=True, exist_ok=True)
-    (spec / "kernel.json").write_text(json.dumps({
-        "argv": [python, "-I", "-m", "grader.kernel", "{connection_file}"],
-        "display_name": "Continuous Control (grading)", "language": "python"}, indent=1))
+    (spec / "kernel.json").write_text(
+        json.dumps(
+            {
+                "argv": [python, "-I", "-m", "grader.kernel", "{connection_file}"],
+                "display_name": "Continuous Control (grading)",
+                "language": "python",
+            },
+            indent=1,
+        )
+    )
     return spec
 
 

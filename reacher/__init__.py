@@ -1,5 +1,6 @@
 """The built-in Reacher: a replica of the course's Unity Reacher (ML-Agents 0.4.0) with the Python API of
 `unityagents.UnityEnvironment`; MuJoCo holds the model, `physx.py` steps it as PhysX 3.3. See `doc/environment.md`."""
+
 # MUJOCO_GL is left alone: a broken backend named at import would break every import (render.py picks one).
 from .client_hook import install_hook
 from .controller import scripted_actions
@@ -18,6 +19,17 @@ from .unity import BUILT_IN_EXECUTABLE, find_unity_build, open_environment
 # The unityagents client on numpy 2, with bounded waits (client_hook.py), where `make` did not install it.
 install_hook()
 
-__all__ = ["BRAIN_NAME", "BUILT_IN_EXECUTABLE", "BrainInfo", "BrainParameters", "ReacherEnvironment",
-           "ReacherPhysics", "UnityActionException", "UnityEnvironmentException", "find_unity_build",
-           "open_environment", "play", "scripted_actions"]
+__all__ = [
+    "BRAIN_NAME",
+    "BUILT_IN_EXECUTABLE",
+    "BrainInfo",
+    "BrainParameters",
+    "ReacherEnvironment",
+    "ReacherPhysics",
+    "UnityActionException",
+    "UnityEnvironmentException",
+    "find_unity_build",
+    "open_environment",
+    "play",
+    "scripted_actions",
+]

@@ -10,6 +10,7 @@ When a program imports `unityagents`, the hook changes the client:
 - a command the environment refuses (status 500) raises UnityEnvironmentException with its reason;
 - the gRPC server no longer shares its port: a second environment on a busy `worker_id` fails at once.
 """
+
 import importlib.abc
 import importlib.machinery
 import os
@@ -19,7 +20,7 @@ import time
 
 PTH_NAME = "reacher_unityagents.pth"
 PYTHON_RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Reacher_Linux_NoVis", "python.path")
-ERROR_STATUS = 500                 # a command the environment refused; header.message says why
+ERROR_STATUS = 500  # a command the environment refused; header.message says why
 POLL_SECONDS = 0.1
 
 
@@ -36,6 +37,7 @@ def timeout_seconds() -> float:
 
 def _give_numpy_float_back() -> None:
     import numpy as np
+
     if "float_" not in np.__dict__:
         np.float_ = np.float64
 
@@ -43,6 +45,7 @@ def _give_numpy_float_back() -> None:
 def _wait(communicator, what: str):
     """The next message from the environment, waiting at most timeout_seconds() and not past its exit."""
     from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+
     conn, process = communicator.unity_to_external.parent_conn, getattr(communicator, "process", None)
     deadline = time.monotonic() + timeout_seconds()
     while not conn.poll(POLL_SECONDS):
@@ -50,7 +53,7 @@ def _wait(communicator, what: str):
             communicator.is_open = False
             code = process.returncode
             ended = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-            try:            # the reason the built-in executable left, if any (a Unity build leaves none)
+            try:  # the reason the built-in executable left, if any (a Unity build leaves none)
                 with open(error_file(communicator.port)) as f:
                     said = f"It said: {f.read().strip()}"
                 os.remove(error_file(communicator.port))
@@ -58,8 +61,10 @@ def _wait(communicator, what: str):
                 said = "Its own output (stderr) says why."
             raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. {said}")
         if time.monotonic() > deadline:
-            raise UnityTimeOutException(f"The environment sent nothing for {timeout_seconds():.0f} s {what} "
-                                        f"(REACHER_CLIENT_TIMEOUT sets the bound).")
+            raise UnityTimeOutException(
+                f"The environment sent nothing for {timeout_seconds():.0f} s {what} "
+                f"(REACHER_CLIENT_TIMEOUT sets the bound)."
+            )
     return conn.recv()
 
 
@@ -74,11 +79,12 @@ def _patch_communicator(module) -> None:
     import grpc
     from communicator_objects import UnityMessage, add_UnityToExternalServicer_to_server
     from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
+
     RpcCommunicator = module.RpcCommunicator
     construct = RpcCommunicator.__init__
 
     def __init__(self, *args, **kwargs):
-        timeout_seconds()            # UnityEnvironment makes this first: a bad bound fails before any launch or port
+        timeout_seconds()  # UnityEnvironment makes this first: a bad bound fails before any launch or port
         construct(self, *args, **kwargs)
 
     def initialize(self, inputs):
@@ -92,7 +98,8 @@ def _patch_communicator(module) -> None:
         if not bound:
             raise UnityTimeOutException(
                 f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
-                f"close that environment, or pass another worker_id.")
+                f"close that environment, or pass another worker_id."
+            )
         try:
             self.server.start()
             # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
@@ -133,13 +140,13 @@ def _patch_environment(module) -> None:
 
     def executable_launcher(self, *args, **kwargs):
         launch(self, *args, **kwargs)
-        self.communicator.process = self.proc1      # so that a wait can tell a dead process from a slow one
+        self.communicator.process = self.proc1  # so that a wait can tell a dead process from a slow one
 
     def send_academy_parameters(self, *args, **kwargs):
         try:
             return send(self, *args, **kwargs)
         except BaseException:
-            self._close()            # the client only does this on a timeout: the launched process goes too
+            self._close()  # the client only does this on a timeout: the launched process goes too
             raise
 
     UnityEnvironment.executable_launcher = executable_launcher
@@ -165,7 +172,8 @@ class _PatchingLoader(importlib.abc.Loader):
 
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds the client's modules as Python would, and patches each once it has run."""
-    reacher_client_hook = True        # one finder, even if this file is loaded twice (.pth and `import reacher`)
+
+    reacher_client_hook = True  # one finder, even if this file is loaded twice (.pth and `import reacher`)
 
     def find_spec(self, name, path=None, target=None):
         if name not in PATCHES:
@@ -192,11 +200,14 @@ def install_hook() -> None:
 def install(site_packages: str | None = None) -> list[str]:
     """Write the .pth into this interpreter's site-packages and record the interpreter for the executable."""
     import sysconfig
+
     target = os.path.join(site_packages or sysconfig.get_path("purelib"), PTH_NAME)
     # The .pth loads this file by path (importing `reacher` would load mujoco), and nothing once the project moved.
-    pth = (f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
-           "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
-           "s and s.loader.exec_module(m); m and m.install_hook()\n")
+    pth = (
+        f"import os, importlib.util as u; p = {os.path.abspath(__file__)!r}; s = os.path.exists(p) and "
+        "u.spec_from_file_location('reacher_client_hook', p); m = s and u.module_from_spec(s); "
+        "s and s.loader.exec_module(m); m and m.install_hook()\n"
+    )
     files = {target: pth, PYTHON_RECORD: sys.executable + "\n"}
     for path, text in files.items():
         with open(path + ".tmp", "w") as f:
@@ -207,6 +218,7 @@ def install(site_packages: str | None = None) -> list[str]:
 
 if __name__ == "__main__":
     import argparse
+
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--install", action="store_true", help="write the .pth and record this interpreter")
     if parser.parse_args().install:

@@ -1,10 +1,11 @@
 """The built-in Reacher behind the Python API of `unityagents.UnityEnvironment` (0.4.0): course code runs unchanged.
 
-    env = ReacherEnvironment()                  # instead of UnityEnvironment(file_name=...)
-    brain_name = env.brain_names[0]
-    env_info = env.reset(train_mode=True)[brain_name]
-    env_info = env.step(actions)[brain_name]    # .vector_observations, .rewards, .local_done
+env = ReacherEnvironment()                  # instead of UnityEnvironment(file_name=...)
+brain_name = env.brain_names[0]
+env_info = env.reset(train_mode=True)[brain_name]
+env_info = env.step(actions)[brain_name]    # .vector_observations, .rewards, .local_done
 """
+
 from __future__ import annotations
 
 import numbers
@@ -46,7 +47,7 @@ class BrainParameters:
         Number of stacked Vector Observation: {self.num_stacked_vector_observations}
         Vector Action space type: {self.vector_action_space_type}
         Vector Action space size (per agent): {self.vector_action_space_size}
-        Vector Action descriptions: {', '.join(self.vector_action_descriptions)}"""
+        Vector Action descriptions: {", ".join(self.vector_action_descriptions)}"""
 
 
 class BrainInfo:
@@ -69,17 +70,19 @@ class BrainInfo:
 class ReacherEnvironment:
     """20 Reacher arms simulated in this process; `seed` seeds the goals, `joint_model` is one of JOINT_MODELS."""
 
-    def __init__(self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True, joint_model: str | None = None):
+    def __init__(
+        self, num_agents: int = 20, seed: int | None = 0, verbose: bool = True, joint_model: str | None = None
+    ):
         self._physics = ReacherPhysics(num_agents, seed, joint_model)
         self._brains = {BRAIN_NAME: BrainParameters(BRAIN_NAME, OBSERVATION_SIZE, ACTION_SIZE)}
-        self._steps = None          # None until the first reset, as unityagents requires one
+        self._steps = None  # None until the first reset, as unityagents requires one
         self._closed = False
         if verbose:
             print(f"'{ACADEMY_NAME}' started successfully!\n{self}")
             print(f"({self.description}: {num_agents} agents, seed {seed})")
 
     academy_name, number_brains, number_external_brains = ACADEMY_NAME, 1, 1
-    global_done = False        # agents reset themselves at their step limit; the academy never ends
+    global_done = False  # agents reset themselves at their step limit; the academy never ends
 
     @property
     def brain_names(self) -> list[str]:
@@ -109,11 +112,13 @@ class ReacherEnvironment:
 
     def __str__(self) -> str:
         params = "\n\t\t".join(f"{k} -> {v}" for k, v in self._physics.reset_parameters.items())
-        return (f"Unity Academy name: {ACADEMY_NAME}\n"
-                f"        Number of Brains: 1\n"
-                f"        Number of External Brains : 1\n"
-                f"        Lesson number : 0\n"
-                f"        Reset Parameters :\n\t\t{params}\n" + str(self._brains[BRAIN_NAME]))
+        return (
+            f"Unity Academy name: {ACADEMY_NAME}\n"
+            f"        Number of Brains: 1\n"
+            f"        Number of External Brains : 1\n"
+            f"        Lesson number : 0\n"
+            f"        Reset Parameters :\n\t\t{params}\n" + str(self._brains[BRAIN_NAME])
+        )
 
     def reset(self, train_mode: bool = True, config: dict | None = None, lesson=None) -> dict:
         """Start a new episode for every agent, with no physics step (spec, Interface). `config` may change
@@ -130,7 +135,9 @@ class ReacherEnvironment:
         reports done with its reward, and already returns the next episode's start state (spec, Episodes)."""
         self._check_open()
         if self._steps is None:
-            raise UnityEnvironmentException("You cannot conduct step without first calling reset. Reset the environment with 'reset()'")
+            raise UnityEnvironmentException(
+                "You cannot conduct step without first calling reset. Reset the environment with 'reset()'"
+            )
         actions = self._checked_actions(vector_action)
         observations, rewards = self._physics.step(actions)
         applied = self._physics.actions.copy()
@@ -170,10 +177,12 @@ class ReacherEnvironment:
             if key not in DEFAULT_RESET_PARAMETERS:
                 raise UnityEnvironmentException(
                     f"The parameter '{key}' is not a valid parameter; the Reacher's reset "
-                    f"parameters are {sorted(DEFAULT_RESET_PARAMETERS)}.")
+                    f"parameters are {sorted(DEFAULT_RESET_PARAMETERS)}."
+                )
             if isinstance(value, bool) or not isinstance(value, numbers.Real) or not np.isfinite(value):
                 raise UnityEnvironmentException(
-                    f"The value for parameter '{key}' must be a finite Integer or Float, got {value!r}.")
+                    f"The value for parameter '{key}' must be a finite Integer or Float, got {value!r}."
+                )
             low, high = RESET_RANGES[key]
             if not low <= value <= high:
                 raise UnityEnvironmentException(f"{key} must be in [{low:g}, {high:g}], got {value!r}.")
@@ -185,24 +194,32 @@ class ReacherEnvironment:
             unknown = set(vector_action) - {BRAIN_NAME}
             if unknown:
                 raise UnityActionException(
-                    f"The name {sorted(unknown)[0]} does not correspond to an external brain in the environment")
+                    f"The name {sorted(unknown)[0]} does not correspond to an external brain in the environment"
+                )
             vector_action = vector_action.get(BRAIN_NAME)
         if vector_action is None:
-            return np.zeros((n, ACTION_SIZE))           # unityagents sends zeros for a missing action
+            return np.zeros((n, ACTION_SIZE))  # unityagents sends zeros for a missing action
         try:
             raw = np.asarray(vector_action)
         except (TypeError, ValueError):
             raw = np.array(None, dtype=object)
-        if raw.dtype.kind not in "iuf":         # not strings, complex numbers, booleans or objects
+        if raw.dtype.kind not in "iuf":  # not strings, complex numbers, booleans or objects
             raise UnityActionException(
-                f"Actions must be real numbers, an array of shape ({n}, {ACTION_SIZE}); got {type(vector_action).__name__} "
-                f"of {raw.dtype.name if raw.dtype.kind != 'O' else 'mixed or ragged items'}.")
+                f"Actions must be real numbers, an array of shape ({n}, {ACTION_SIZE}); "
+                f"got {type(vector_action).__name__} "
+                f"of {raw.dtype.name if raw.dtype.kind != 'O' else 'mixed or ragged items'}."
+            )
         actions = raw.astype(np.float64)
-        if actions.size != n * ACTION_SIZE or actions.ndim > 2 or (actions.ndim == 2 and actions.shape[1] != ACTION_SIZE):
+        if (
+            actions.size != n * ACTION_SIZE
+            or actions.ndim > 2
+            or (actions.ndim == 2 and actions.shape[1] != ACTION_SIZE)
+        ):
             raise UnityActionException(
                 f"There was a mismatch between the provided action and environment's expectation: "
                 f"the brain {BRAIN_NAME} expected actions of shape ({n}, {ACTION_SIZE}) (or {n * ACTION_SIZE} "
-                f"numbers), but was given shape {actions.shape}.")
+                f"numbers), but was given shape {actions.shape}."
+            )
         actions = actions.reshape(n, ACTION_SIZE)
         bad = ~np.isfinite(actions)
         if bad.any():

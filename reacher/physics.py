@@ -7,6 +7,7 @@ adds the goals, the reward and the observation.
 Frames: Unity is left-handed, MuJoCo right-handed; we simulate with y up and z flipped, S = diag(1, 1, -1):
 p_u = S p_m, axial vectors w_u = -S w_m, and a quaternion (w, x, y, z)_m is (w, -x, -y, z)_u.
 """
+
 from __future__ import annotations
 
 import numbers
@@ -16,41 +17,47 @@ import numpy as np
 
 try:
     import mujoco
-except (AttributeError, ImportError, OSError) as error:   # MUJOCO_GL names a backend whose library is missing
+except (AttributeError, ImportError, OSError) as error:  # MUJOCO_GL names a backend whose library is missing
     if not os.environ.get("MUJOCO_GL"):
         raise
-    raise ImportError(f"MuJoCo could not load the OpenGL backend MUJOCO_GL={os.environ['MUJOCO_GL']!r} asks for "
-                      f"({type(error).__name__}: {error}). Install its library (osmesa: libosmesa6; egl: libegl1), or "
-                      "unset MUJOCO_GL: the Reacher needs OpenGL only to draw, and picks a backend itself") from error
+    raise ImportError(
+        f"MuJoCo could not load the OpenGL backend MUJOCO_GL={os.environ['MUJOCO_GL']!r} asks for "
+        f"({type(error).__name__}: {error}). Install its library (osmesa: libosmesa6; egl: libegl1), or "
+        "unset MUJOCO_GL: the Reacher needs OpenGL only to draw, and picks a backend itself"
+    ) from error
 
 from . import physx
 
-FRAME_DT = 0.02               # env, Interface: one physics frame is 0.02 s
-FRAMES_PER_STEP = 4           # env, Interface: one env.step = 4 frames, same action on each
-MAX_STEPS = 1001              # env, Episodes: the 1001st step after a reset reports done
-TORQUE_SCALE = 150.0          # env, Actions: clamp to [-1, 1], times 150
-MAX_ANGULAR_SPEED = 7.0       # env, Bodies: Unity 2017's Rigidbody.maxAngularVelocity
+FRAME_DT = 0.02  # env, Interface: one physics frame is 0.02 s
+FRAMES_PER_STEP = 4  # env, Interface: one env.step = 4 frames, same action on each
+MAX_STEPS = 1001  # env, Episodes: the 1001st step after a reset reports done
+TORQUE_SCALE = 150.0  # env, Actions: clamp to [-1, 1], times 150
+MAX_ANGULAR_SPEED = 7.0  # env, Bodies: Unity 2017's Rigidbody.maxAngularVelocity
 DRAG_FACTOR = 1.0 - 0.05 * FRAME_DT  # env, One physics frame: angular drag 0.05, linear form
-GRAVITY = -9.81               # env, Bodies: gravity (0, -9.81, 0)
-MASS = 1.0                    # env, Bodies: each link's mass
+GRAVITY = -9.81  # env, Bodies: gravity (0, -9.81, 0)
+MASS = 1.0  # env, Bodies: each link's mass
 # env, Bodies: principal inertia about each link's centre of mass; the link's axis is local y.
-INERTIA = np.array([[2.75074, 0.12206, 2.75074],      # upper arm A (capsule)
-                    [3.85892, 0.25682, 3.85892]])     # forearm B (capsule + hand sphere)
-GOAL_RADIUS = 8.0             # env, Goal motion: the goal circles at radius 8 ...
-GOAL_HEIGHT = -1.0            # ... in the plane y = -1
-HAND_RADIUS = 1.0             # env, Bodies: hand sphere, world radius 1.0
+INERTIA = np.array(
+    [
+        [2.75074, 0.12206, 2.75074],  # upper arm A (capsule)
+        [3.85892, 0.25682, 3.85892],
+    ]
+)  # forearm B (capsule + hand sphere)
+GOAL_RADIUS = 8.0  # env, Goal motion: the goal circles at radius 8 ...
+GOAL_HEIGHT = -1.0  # ... in the plane y = -1
+HAND_RADIUS = 1.0  # env, Bodies: hand sphere, world radius 1.0
 REWARD_PER_FRAME = np.float32(0.01)  # env, Reward: 0.01 per overlapping frame, float32 sums
 DEFAULT_RESET_PARAMETERS = {"goal_speed": 1.0, "goal_size": 5.0}  # env, Interface
 # What a reset may set (Unity takes any float): more only aliases, or covers the neighbouring arms.
 RESET_RANGES = {"goal_speed": (-360.0, 360.0), "goal_size": (0.0, 100.0)}
 OBSERVATION_SIZE, ACTION_SIZE = 33, 4
 # Euler(180, 0, 0) as Unity's float32 quaternion (x, y, z, w): w = cos(pi/2) in float32.
-REST_QUAT_W = np.float32(np.cos(np.float32(np.pi / 2)))   # -4.371139e-08, as Unity prints
+REST_QUAT_W = np.float32(np.cos(np.float32(np.pi / 2)))  # -4.371139e-08, as Unity prints
 # env, Coordinates: the 20 agent origins, x in {-40..40} times z in {0, 20, 41.1, 61.1}.
 ORIGIN_XS = (-40.0, -20.0, 0.0, 20.0, 40.0)
 ORIGIN_ZS = (0.0, 20.0, 41.1, 61.1)
-_FLIP = np.array([1.0, 1.0, -1.0])            # S: Unity <-> MuJoCo positions
-_AXIAL_FLIP = -_FLIP                          # -S: Unity <-> MuJoCo angular vectors
+_FLIP = np.array([1.0, 1.0, -1.0])  # S: Unity <-> MuJoCo positions
+_AXIAL_FLIP = -_FLIP  # -S: Unity <-> MuJoCo angular vectors
 _YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])
 # A step's reward for 0..4 overlapping frames, float32 sums as Unity's (4 give 0.03999999910593033).
 _FRAME_REWARD_SUMS = np.cumsum(np.r_[0.0, [REWARD_PER_FRAME] * FRAMES_PER_STEP].astype(np.float32), dtype=np.float32)
@@ -82,12 +89,12 @@ def _arm_xml(i: int, origin_m: np.ndarray) -> str:
     <body name="A{i}" pos="{x} 0.02 {z}">
       <joint name="shoulder{i}" type="ball"/>
       <!-- capsule r 0.5, centre y = -4, spans y -7..-1: segment -1.5..-6.5, relative to the pivot -->
-      <inertial pos="0 -4.02 0" mass="{MASS}" diaginertia="{' '.join(map(str, INERTIA[0]))}"/>
+      <inertial pos="0 -4.02 0" mass="{MASS}" diaginertia="{" ".join(map(str, INERTIA[0]))}"/>
       <geom name="upper{i}" type="capsule" fromto="0 -1.52 0 0 -6.52 0" size="0.5" rgba=".2 .4 .9 1"/>
       <body name="B{i}" pos="0 -7.02 0">
         <joint name="elbow{i}" type="ball"/>
         <!-- capsule + hand: centre of mass at y = -11.4545, i.e. 4.4545 below the elbow -->
-        <inertial pos="0 -4.4545 0" mass="{MASS}" diaginertia="{' '.join(map(str, INERTIA[1]))}"/>
+        <inertial pos="0 -4.4545 0" mass="{MASS}" diaginertia="{" ".join(map(str, INERTIA[1]))}"/>
         <geom name="fore{i}" type="capsule" fromto="0 -0.5 0 0 -5.5 0" size="0.5" rgba=".2 .4 .9 1"/>
         <geom name="hand{i}" type="sphere" pos="0 -6 0" size="{HAND_RADIUS}" rgba=".9 .9 .9 1"/>
       </body>
@@ -100,7 +107,8 @@ def build_model(num_agents: int) -> mujoco.MjModel:
     goals = "".join(
         f'<body name="goal{i}" mocap="true" pos="{o[0]} {GOAL_HEIGHT} {o[2]}">'
         f'<geom name="goal{i}" type="sphere" size="2.5" contype="0" conaffinity="0" rgba=".1 .8 .2 .5"/></body>'
-        for i, o in enumerate(origins_m))
+        for i, o in enumerate(origins_m)
+    )
     xml = f"""
 <mujoco model="reacher">
   <compiler angle="radian"/>
@@ -130,27 +138,27 @@ class ReacherPhysics:
         self.data = mujoco.MjData(self.model)
         self.rng = np.random.default_rng(seed)
         self.reset_parameters = dict(DEFAULT_RESET_PARAMETERS)
-        self.origins = agent_origins(n)                       # Unity frame, float64
+        self.origins = agent_origins(n)  # Unity frame, float64
         self.origins32 = self.origins.astype(np.float32)
         self._origins_m = self.origins * _FLIP
         # Bodies world, A0, B0, A1, ..., goals; geoms base_i, upper_i, fore_i, hand_i, goals: per-arm views.
         d = self.data
-        self._qpos = d.qpos.reshape(n, 2, 4)                   # relative quaternions (w, x, y, z)
-        self._quats = d.xquat[1:1 + 2 * n].reshape(n, 2, 4)
-        self._coms = d.xipos[1:1 + 2 * n].reshape(n, 2, 3)
-        self.pivots = d.xanchor.reshape(n, 2, 3)                # shoulder, elbow (world)
-        self._geoms = d.geom_xpos[n:4 * n].reshape(n, 3, 3)       # upper, fore, hand centres
+        self._qpos = d.qpos.reshape(n, 2, 4)  # relative quaternions (w, x, y, z)
+        self._quats = d.xquat[1 : 1 + 2 * n].reshape(n, 2, 4)
+        self._coms = d.xipos[1 : 1 + 2 * n].reshape(n, 2, 3)
+        self.pivots = d.xanchor.reshape(n, 2, 3)  # shoulder, elbow (world)
+        self._geoms = d.geom_xpos[n : 4 * n].reshape(n, 3, 3)  # upper, fore, hand centres
         self.hand = self._geoms[:, 2]
         assert self.model.body(2 * n).name == f"B{n - 1}" and self.model.geom(4 * n - 1).name == f"hand{n - 1}"
         self._goal_geoms = np.arange(4 * n, 5 * n)
-        self.coords = np.zeros((n, 4))                          # the joint model's coordinates
+        self.coords = np.zeros((n, 4))  # the joint model's coordinates
         # Cartesian velocities kept between frames, as PhysX does: (n, A/B, linear of the CoM/angular, xyz), world.
         self.velocities = np.zeros((n, 2, 2, 3))
-        self._axes = np.zeros((n, 4, 3))                         # each coordinate's world axis (turning its child)
+        self._axes = np.zeros((n, 4, 3))  # each coordinate's world axis (turning its child)
         self._inertia = np.ascontiguousarray(INERTIA)
         self.goal_degree, self.goal_speed = np.zeros(n, np.float32), np.zeros(n, np.float32)
         self.actions = np.zeros((n, ACTION_SIZE), np.float32)
-        self._goal = self._goal_from_degrees(self.goal_degree)   # relative to each origin, Unity frame, float32
+        self._goal = self._goal_from_degrees(self.goal_degree)  # relative to each origin, Unity frame, float32
         self._pose()
 
     def reset(self) -> np.ndarray:
@@ -183,19 +191,33 @@ class ReacherPhysics:
     def step(self, actions: np.ndarray) -> tuple[np.ndarray, np.ndarray]:
         """Apply (num_agents, 4) actions for 4 frames; return observations and rewards."""
         n = self.num_agents
-        np.minimum(np.maximum(actions, -1.0), 1.0, out=self.actions, casting="unsafe")   # float32, as Unity
+        np.minimum(np.maximum(actions, -1.0), 1.0, out=self.actions, casting="unsafe")  # float32, as Unity
         torque = self.torques(self.actions)
         # env, Goal motion: every frame, before the torques, goalDegree += goalSpeed (float32).
         degrees = np.empty((FRAMES_PER_STEP, n), np.float32)
         for k in range(FRAMES_PER_STEP):
             self.goal_degree += self.goal_speed
             degrees[k] = self.goal_degree
-        goals = self._goal_from_degrees(degrees)                     # (4, n, 3), Unity frame
+        goals = self._goal_from_degrees(degrees)  # (4, n, 3), Unity frame
         self._goal = goals[-1]
-        goals_m = goals * _FLIP + self._origins_m                    # world, MuJoCo frame
+        goals_m = goals * _FLIP + self._origins_m  # world, MuJoCo frame
         hand = np.empty((FRAMES_PER_STEP, n, 3))
-        physx.step(self._model_id, self.coords, self.velocities, torque, self._origins_m, self._inertia,
-                   FRAMES_PER_STEP, FRAME_DT, GRAVITY, DRAG_FACTOR, MAX_ANGULAR_SPEED, hand, self._qpos, self._axes)
+        physx.step(
+            self._model_id,
+            self.coords,
+            self.velocities,
+            torque,
+            self._origins_m,
+            self._inertia,
+            FRAMES_PER_STEP,
+            FRAME_DT,
+            GRAVITY,
+            DRAG_FACTOR,
+            MAX_ANGULAR_SPEED,
+            hand,
+            self._qpos,
+            self._axes,
+        )
         mujoco.mj_kinematics(self.model, self.data)
         # env, Reward: 0.01 for every frame in which the hand sphere overlaps the goal sphere.
         reach2 = (HAND_RADIUS + 0.5 * self.reset_parameters["goal_size"]) ** 2
@@ -216,8 +238,18 @@ class ReacherPhysics:
     def free_velocities(self, actions: np.ndarray) -> np.ndarray:
         """PhysX's steps 1-3 on the current velocities, before the joint solve (for tests; state unchanged)."""
         out = self.velocities.copy()
-        physx.free_velocities(self._model_id, self.coords, out, self.torques(np.clip(actions, -1, 1)),
-                              self._origins_m, self._inertia, FRAME_DT, GRAVITY, DRAG_FACTOR, MAX_ANGULAR_SPEED)
+        physx.free_velocities(
+            self._model_id,
+            self.coords,
+            out,
+            self.torques(np.clip(actions, -1, 1)),
+            self._origins_m,
+            self._inertia,
+            FRAME_DT,
+            GRAVITY,
+            DRAG_FACTOR,
+            MAX_ANGULAR_SPEED,
+        )
         return out
 
     def _pose(self) -> None:
@@ -242,25 +274,25 @@ class ReacherPhysics:
         """The 33 floats per agent, in Unity's order and conventions (env, Observation)."""
         n = self.num_agents
         out = np.empty((n, OBSERVATION_SIZE), np.float32)
-        links = out[:, :26].reshape(n, 2, 13)                        # A then B, 13 floats each
+        links = out[:, :26].reshape(n, 2, 13)  # A then B, 13 floats each
         # Positions: Unity keeps world positions in float32 and derives localPosition from them.
         rel = np.empty((n, 3, 3))
-        rel[:, :2] = (self._geoms[:, :2] - self._origins_m[:, None]) * _FLIP   # capsule centres
+        rel[:, :2] = (self._geoms[:, :2] - self._origins_m[:, None]) * _FLIP  # capsule centres
         rel[:, 2] = self._goal
         pos = (rel + self.origins[:, None]).astype(np.float32) - self.origins32[:, None]
         links[:, :, 0:3] = pos[:, :2]
         out[:, 26:29] = pos[:, 2]
         # Rotations: the link's rotation (w, -x, -y, z) times the rest rotation Euler(180, 0, 0).
-        q, c = self._quats, REST_QUAT_W                              # (n, 2, 4) as (w, x, y, z)
+        q, c = self._quats, REST_QUAT_W  # (n, 2, 4) as (w, x, y, z)
         w, x, y, z = q[..., 0], -q[..., 1], -q[..., 2], q[..., 3]
-        links[:, :, 3] = w + c * x                                   # Unity order (x, y, z, w)
+        links[:, :, 3] = w + c * x  # Unity order (x, y, z, w)
         links[:, :, 4] = c * y + z
         links[:, :, 5] = c * z - y
         links[:, :, 6] = c * w - x
         # Velocities as PhysX keeps them: angular w_u = -S w_m; linear of the centre of mass, S v_m.
         links[:, :, 7:10] = self.velocities[:, :, 1] * _AXIAL_FLIP
         links[:, :, 10:13] = self.velocities[:, :, 0] * _FLIP
-        out[:, 29:32] = (0.0, 1.0, 0.0)     # hand.localPosition inside B: constant
+        out[:, 29:32] = (0.0, 1.0, 0.0)  # hand.localPosition inside B: constant
         out[:, 32] = self.goal_speed
         return out
 

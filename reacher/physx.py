@@ -13,6 +13,7 @@ keep u between frames, as PhysX does: hence the chain's Coriolis couplings, and 
 Joint models, two coordinates (a, b) a joint: HINGES_XZ, hinges about the parent's x then the child's z; HINGES_ZX,
 the other order; SWING, PhysX's D6 joint with y locked: exp(phi), phi = (a, 0, b), turning about J_l(phi) (a, 0, b)'.
 """
+
 import math
 
 import numpy as np
@@ -22,12 +23,12 @@ HINGES_XZ, HINGES_ZX, SWING = 0, 1, 2
 JOINT_MODELS = {"hinges_xz": HINGES_XZ, "hinges_zx": HINGES_ZX, "swing": SWING}
 
 # The arm (doc/environment.md, "Bodies"): lengths from each joint's pivot down the link's axis, local -y.
-SHOULDER_HEIGHT = 0.02        # shoulder pivot above the agent's origin
-ELBOW = 7.02                  # elbow pivot below the shoulder pivot
-COM_A = 4.02                  # A's centre of mass below the shoulder pivot (capsule centre)
-COM_B = 4.4545                # B's centre of mass below the elbow (capsule + hand sphere)
-CENTRE_B = 3.0                # B's capsule centre below the elbow
-HAND = 6.0                    # hand sphere's centre below the elbow
+SHOULDER_HEIGHT = 0.02  # shoulder pivot above the agent's origin
+ELBOW = 7.02  # elbow pivot below the shoulder pivot
+COM_A = 4.02  # A's centre of mass below the shoulder pivot (capsule centre)
+COM_B = 4.4545  # B's centre of mass below the elbow (capsule + hand sphere)
+CENTRE_B = 3.0  # B's capsule centre below the elbow
+HAND = 6.0  # hand sphere's centre below the elbow
 
 
 @njit(cache=True)
@@ -36,14 +37,14 @@ def _relative_rotation(model, a, b, out):
     if model == SWING:
         t2 = a * a + b * b
         t = math.sqrt(t2)
-        s = 0.5 - t2 / 48.0 if t < 1e-4 else math.sin(0.5 * t) / t     # sin(t/2) / t
+        s = 0.5 - t2 / 48.0 if t < 1e-4 else math.sin(0.5 * t) / t  # sin(t/2) / t
         w, x, y, z = math.cos(0.5 * t), s * a, 0.0, s * b
     else:
         ca, sa, cb, sb = math.cos(0.5 * a), math.sin(0.5 * a), math.cos(0.5 * b), math.sin(0.5 * b)
         if model == HINGES_XZ:
-            w, x, y, z = ca * cb, sa * cb, -sa * sb, ca * sb        # qx(a) qz(b)
+            w, x, y, z = ca * cb, sa * cb, -sa * sb, ca * sb  # qx(a) qz(b)
         else:
-            w, x, y, z = ca * cb, ca * sb, sa * sb, sa * cb         # qz(a) qx(b)
+            w, x, y, z = ca * cb, ca * sb, sa * sb, sa * cb  # qz(a) qx(b)
     out[0, 0] = 1 - 2 * (y * y + z * z)
     out[0, 1] = 2 * (x * y - w * z)
     out[0, 2] = 2 * (x * z + w * y)
@@ -61,11 +62,11 @@ def _local_axes(model, a, b, rel, out):
     """The two axes (2, 3), in the parent's frame, about which the coordinates turn the child."""
     out[:] = 0.0
     if model == HINGES_XZ:
-        out[0, 0] = 1.0                       # the parent's x
-        out[1, :] = rel[:, 2]                 # the child's z
+        out[0, 0] = 1.0  # the parent's x
+        out[1, :] = rel[:, 2]  # the child's z
     elif model == HINGES_ZX:
-        out[0, 2] = 1.0                       # the parent's z
-        out[1, :] = rel[:, 0]                 # the child's x
+        out[0, 2] = 1.0  # the parent's z
+        out[1, :] = rel[:, 0]  # the child's x
     else:
         # Columns x and z of J_l(phi) = I + p [phi]x + q [phi]x^2, phi = (a, 0, b).
         t2 = a * a + b * b
@@ -86,18 +87,20 @@ def _arm_pose(model, c, origin, rot, axes, points, quats, rel, local):
         w, x, y, z = _relative_rotation(model, c[2 * j], c[2 * j + 1], rel)
         quats[j, 0], quats[j, 1], quats[j, 2], quats[j, 3] = w, x, y, z
         _local_axes(model, c[2 * j], c[2 * j + 1], rel, local)
-        if j == 0:                            # the shoulder's parent is the fixed base
+        if j == 0:  # the shoulder's parent is the fixed base
             rot[0] = rel
             axes[0:2] = local
-        else:                                 # the elbow's parent is A: rotate both into the world
+        else:  # the elbow's parent is A: rotate both into the world
             for r in range(3):
                 for k in range(3):
                     rot[1, r, k] = rot[0, r, 0] * rel[0, k] + rot[0, r, 1] * rel[1, k] + rot[0, r, 2] * rel[2, k]
             for m in range(2):
                 for r in range(3):
-                    axes[2 + m, r] = rot[0, r, 0] * local[m, 0] + rot[0, r, 1] * local[m, 1] + rot[0, r, 2] * local[m, 2]
+                    axes[2 + m, r] = (
+                        rot[0, r, 0] * local[m, 0] + rot[0, r, 1] * local[m, 1] + rot[0, r, 2] * local[m, 2]
+                    )
     for k in range(3):
-        down_a, down_b = rot[0, k, 1], rot[1, k, 1]        # each link's axis (local y), world
+        down_a, down_b = rot[0, k, 1], rot[1, k, 1]  # each link's axis (local y), world
         points[0, k] = origin[k] + (SHOULDER_HEIGHT if k == 1 else 0.0)
         points[1, k] = points[0, k] - ELBOW * down_a
         points[2, k] = points[0, k] - COM_A * down_a
@@ -123,12 +126,12 @@ def _solve_spd(m, h, out, low):
             for k in range(j):
                 s -= low[i, k] * low[j, k]
             low[i, j] = math.sqrt(s) if i == j else s / low[j, j]
-    for i in range(n):                        # forward: low y = h
+    for i in range(n):  # forward: low y = h
         s = h[i]
         for k in range(i):
             s -= low[i, k] * out[k]
         out[i] = s / low[i, i]
-    for i in range(n - 1, -1, -1):            # backward: low^T out = y
+    for i in range(n - 1, -1, -1):  # backward: low^T out = y
         s = out[i]
         for k in range(i + 1, n):
             s -= low[k, i] * out[k]
@@ -168,11 +171,13 @@ def free_velocities(model, coords, velocities, torque, origins, inertia, dt, gra
 
 
 @njit(cache=True)
-def step(model, coords, velocities, torque, origins, inertia, frames, dt, gravity, drag, max_speed, hands, quats, axes_out):
+def step(
+    model, coords, velocities, torque, origins, inertia, frames, dt, gravity, drag, max_speed, hands, quats, axes_out
+):
     """Advance every arm `frames` frames under world torques (n, 2, 3), coords (n, 4) and velocities (n, 2, 2, 3)
     in place; the hand after each frame into hands (frames, n, 3), the final pose into quats and axes_out."""
     rot, axes, points, tmp, lever = np.empty((2, 3, 3)), np.empty((4, 3)), np.empty((6, 3)), np.empty(3), np.empty(3)
-    jt, mjt = np.zeros((4, 12)), np.zeros((4, 12))      # J^T (coordinate k -> the 12 body velocities), (M J)^T
+    jt, mjt = np.zeros((4, 12)), np.zeros((4, 12))  # J^T (coordinate k -> the 12 body velocities), (M J)^T
     mq, h, s = np.empty((4, 4)), np.empty(4), np.empty(4)
     rel, local, low = np.empty((3, 3)), np.empty((2, 3)), np.empty((4, 4))
     for i in range(coords.shape[0]):
@@ -192,12 +197,13 @@ def step(model, coords, velocities, torque, origins, inertia, frames, dt, gravit
                     lever[m] = points[3, m] - points[pivot, m]
                 _cross(axes[k], lever, jt[k, 6:9])
                 jt[k, 9:12] = axes[k]
-                for b in range(2):            # M J: mass 1 on the linear rows, R I R^T on the angular
+                for b in range(2):  # M J: mass 1 on the linear rows, R I R^T on the angular
                     r = rot[b]
-                    mjt[k, 6 * b:6 * b + 3] = jt[k, 6 * b:6 * b + 3]
+                    mjt[k, 6 * b : 6 * b + 3] = jt[k, 6 * b : 6 * b + 3]
                     for m in range(3):
-                        tmp[m] = (r[0, m] * jt[k, 6 * b + 3] + r[1, m] * jt[k, 6 * b + 4]
-                                  + r[2, m] * jt[k, 6 * b + 5]) * inertia[b, m]
+                        tmp[m] = (
+                            r[0, m] * jt[k, 6 * b + 3] + r[1, m] * jt[k, 6 * b + 4] + r[2, m] * jt[k, 6 * b + 5]
+                        ) * inertia[b, m]
                     for m in range(3):
                         mjt[k, 6 * b + 3 + m] = r[m, 0] * tmp[0] + r[m, 1] * tmp[1] + r[m, 2] * tmp[2]
             for k in range(4):
@@ -214,7 +220,7 @@ def step(model, coords, velocities, torque, origins, inertia, frames, dt, gravit
             # 5. positions from the projected rates
             for k in range(4):
                 c[k] += s[k] * dt
-            if model == SWING:                # the same rotation with |phi| <= pi
+            if model == SWING:  # the same rotation with |phi| <= pi
                 for j in range(2):
                     t = math.sqrt(c[2 * j] ** 2 + c[2 * j + 1] ** 2)
                     if t > math.pi:

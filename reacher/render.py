@@ -2,6 +2,7 @@
 
 The OpenGL backend is picked at the first view: `MUJOCO_GL` if set, GLFW with a display, else EGL or OSMesa.
 """
+
 import functools
 import importlib
 import io
@@ -16,20 +17,23 @@ from .play import play
 # From in front of the grid and above it, down the rows (MuJoCo frame: origins x -40..40, z -61.1..0).
 LOOKAT = np.array([0.0, -6.0, -30.5])
 EYE = np.array([0.0, 62.0, 56.0])
-FLOOR = np.array([0.0, -15.0, -30.5])         # drawn only, below the arms' reach
+FLOOR = np.array([0.0, -15.0, -30.5])  # drawn only, below the arms' reach
 
 
 def _refresh(physics) -> None:
     """Goal spheres to the goals and every derived position up to date; no time passes."""
     import mujoco
+
     physics.sync_goal_bodies()
     mujoco.mj_forward(physics.model, physics.data)
 
 
-HEADLESS_BACKENDS = ("egl", "osmesa")      # tried in this order where Linux has no display
+HEADLESS_BACKENDS = ("egl", "osmesa")  # tried in this order where Linux has no display
 # A context and MuJoCo's drawing state in it: what a frame needs of the backend.
-PROBE = ("import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); "
-         "mujoco.MjrContext(mujoco.MjModel.from_xml_string('<mujoco/>'), 150)")
+PROBE = (
+    "import mujoco; c = mujoco.GLContext(8, 8); c.make_current(); "
+    "mujoco.MjrContext(mujoco.MjModel.from_xml_string('<mujoco/>'), 150)"
+)
 
 
 @functools.cache
@@ -39,8 +43,13 @@ def headless_backend() -> tuple[str | None, str]:
     reasons = []
     for backend in HEADLESS_BACKENDS:
         try:
-            tried = subprocess.run([sys.executable, "-c", PROBE], env={**os.environ, "MUJOCO_GL": backend},
-                                   capture_output=True, text=True, timeout=60)
+            tried = subprocess.run(
+                [sys.executable, "-c", PROBE],
+                env={**os.environ, "MUJOCO_GL": backend},
+                capture_output=True,
+                text=True,
+                timeout=60,
+            )
         except subprocess.TimeoutExpired:
             reasons.append(f"{backend}: no context within 60 s")
             continue
@@ -53,10 +62,11 @@ def headless_backend() -> tuple[str | None, str]:
 def gl_context(width: int, height: int):
     """An OpenGL context for offscreen drawing; raises where none can be made."""
     import mujoco
+
     if os.environ.get("MUJOCO_GL") or not (sys.platform.startswith("linux") and not os.environ.get("DISPLAY")):
-        if not hasattr(mujoco, "GLContext"):           # MUJOCO_GL=disable
+        if not hasattr(mujoco, "GLContext"):  # MUJOCO_GL=disable
             raise RuntimeError(f"MUJOCO_GL={os.environ.get('MUJOCO_GL')!r} gives MuJoCo no OpenGL context")
-        return mujoco.GLContext(width, height)        # the backend mujoco chose as it was imported
+        return mujoco.GLContext(width, height)  # the backend mujoco chose as it was imported
     backend, reason = headless_backend()
     if backend is None:
         raise RuntimeError(f"no OpenGL context on this headless machine ({reason})")
@@ -70,10 +80,11 @@ class MujocoView:
 
     def __init__(self, physics, width: int = 640, height: int = 360, eye=EYE, lookat=LOOKAT):
         import mujoco
+
         self.mujoco, self.physics = mujoco, physics
-        vis = physics.model.vis.global_               # the offscreen buffer's size: drawing only
+        vis = physics.model.vis.global_  # the offscreen buffer's size: drawing only
         vis.offwidth, vis.offheight = max(vis.offwidth, width), max(vis.offheight, height)
-        self.gl = gl_context(width, height)           # raises without an OpenGL backend
+        self.gl = gl_context(width, height)  # raises without an OpenGL backend
         try:
             self.gl.make_current()
             self.context = mujoco.MjrContext(physics.model, mujoco.mjtFontScale.mjFONTSCALE_150.value)
@@ -83,35 +94,42 @@ class MujocoView:
         mujoco.mjr_setBuffer(mujoco.mjtFramebuffer.mjFB_OFFSCREEN.value, self.context)
         self.scene = mujoco.MjvScene(physics.model, maxgeom=10_000)
         self.option = mujoco.MjvOption()
-        self.camera = mujoco.MjvCamera()                # only a handle: its pose is set in __call__
+        self.camera = mujoco.MjvCamera()  # only a handle: its pose is set in __call__
         self.rect = mujoco.MjrRect(0, 0, width, height)
         self.pixels = np.empty((height, width, 3), np.uint8)
         self.eye = np.asarray(eye, float)
         forward = np.asarray(lookat, float) - self.eye
         self._forward = forward / np.linalg.norm(forward)
-        self._up = np.cross(np.cross(self._forward, [0.0, 1.0, 0.0]), self._forward)   # y up on screen
+        self._up = np.cross(np.cross(self._forward, [0.0, 1.0, 0.0]), self._forward)  # y up on screen
         self._up /= np.linalg.norm(self._up)
 
     def __call__(self) -> np.ndarray:
         """The current state as an RGB array of shape (height, width, 3)."""
         mj, scene = self.mujoco, self.scene
         _refresh(self.physics)
-        mj.mjv_updateScene(self.physics.model, self.physics.data, self.option, None, self.camera,
-                           mj.mjtCatBit.mjCAT_ALL.value, scene)
+        mj.mjv_updateScene(
+            self.physics.model, self.physics.data, self.option, None, self.camera, mj.mjtCatBit.mjCAT_ALL.value, scene
+        )
         # MuJoCo's free camera assumes z is up; the replica keeps Unity's y up, so place it directly.
         for cam in scene.camera:
             cam.pos[:] = self.eye
             cam.forward[:] = self._forward
             cam.up[:] = self._up
-        if scene.ngeom < scene.maxgeom:               # the floor, a plane with its normal along +y
+        if scene.ngeom < scene.maxgeom:  # the floor, a plane with its normal along +y
             rot = np.array([[1, 0, 0], [0, 0, 1], [0, -1, 0]], float)
-            mj.mjv_initGeom(scene.geoms[scene.ngeom], mj.mjtGeom.mjGEOM_PLANE, np.array([300.0, 300.0, 1.0]),
-                            FLOOR, rot.flatten(), np.array([.85, .85, .82, 1], np.float32))
+            mj.mjv_initGeom(
+                scene.geoms[scene.ngeom],
+                mj.mjtGeom.mjGEOM_PLANE,
+                np.array([300.0, 300.0, 1.0]),
+                FLOOR,
+                rot.flatten(),
+                np.array([0.85, 0.85, 0.82, 1], np.float32),
+            )
             scene.ngeom += 1
         self.gl.make_current()
         mj.mjr_render(self.rect, scene, self.context)
         mj.mjr_readPixels(self.pixels, None, self.rect, self.context)
-        return np.flipud(self.pixels).copy()          # OpenGL's rows run from the bottom up
+        return np.flipud(self.pixels).copy()  # OpenGL's rows run from the bottom up
 
     def close(self) -> None:
         if self.context is not None:
@@ -129,6 +147,7 @@ class MatplotlibView:
     def __init__(self, physics, width: int = 640, height: int = 360):
         from matplotlib.backends.backend_agg import FigureCanvasAgg
         from matplotlib.figure import Figure
+
         self.physics = physics
         self.fig = Figure(figsize=(width / 100, height / 100), dpi=100)
         self.canvas = FigureCanvasAgg(self.fig)
@@ -146,7 +165,7 @@ class MatplotlibView:
         ax.scatter(points[:, 0, 0], -points[:, 0, 2], s=30, color="#808080", zorder=3)
         ax.scatter(points[:, 2, 0], -points[:, 2, 2], s=40, color="white", edgecolor="k", zorder=4)
         goals = p.data.mocap_pos
-        ax.scatter(goals[:, 0], -goals[:, 2], s=300, color="#1acc33", alpha=.5, zorder=2)
+        ax.scatter(goals[:, 0], -goals[:, 2], s=300, color="#1acc33", alpha=0.5, zorder=2)
         ax.set(xlim=(-55, 55), ylim=(-12, 74), aspect="equal")
         ax.axis("off")
         self.canvas.draw()
@@ -160,7 +179,7 @@ def make_view(physics, width: int = 640, height: int = 360, **camera):
     """MujocoView if an OpenGL context can be made, else MatplotlibView."""
     try:
         return MujocoView(physics, width, height, **camera)
-    except Exception as error:    # no display, no EGL/OSMesa library, or MUJOCO_GL disabled
+    except Exception as error:  # no display, no EGL/OSMesa library, or MUJOCO_GL disabled
         view = MatplotlibView(physics, width, height)
         view.reason = f"{type(error).__name__}: {str(error).splitlines()[0]}"
         return view
@@ -176,7 +195,10 @@ def record(env, policy, steps: int, every: int, view) -> tuple[list, np.ndarray]
 def to_gif(frames: list, fps: float = 12) -> bytes:
     """An endlessly looping animated GIF of RGB frames."""
     from PIL import Image
+
     images = [Image.fromarray(f) for f in frames]
     buf = io.BytesIO()
-    images[0].save(buf, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0, optimize=False)
+    images[0].save(
+        buf, format="GIF", save_all=True, append_images=images[1:], duration=int(1000 / fps), loop=0, optimize=False
+    )
     return buf.getvalue()

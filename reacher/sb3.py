@@ -4,6 +4,7 @@ SB3 adapts only lists of single environments, and the 20 arms share one world. T
 batches through and turns gymnasium's SAME_STEP episode ends into SB3's `dones`, with `terminal_observation`
 and `TimeLimit.truncated`, so that SB3 bootstraps at the time limit (NEXT_STEP is refused).
 """
+
 from __future__ import annotations
 
 from typing import Any
@@ -38,8 +39,8 @@ class GymnasiumVecEnv(VecEnv):
     def step_wait(self):
         observations, rewards, terminated, truncated, info = self.env.step(self._actions)
         dones = terminated | truncated
-        infos = [{} for _ in range(self.num_envs)]          # SB3's API: one dict per sub-environment
-        for i in np.flatnonzero(dones):                      # episode ends only
+        infos = [{} for _ in range(self.num_envs)]  # SB3's API: one dict per sub-environment
+        for i in np.flatnonzero(dones):  # episode ends only
             infos[i]["terminal_observation"] = info["final_obs"][i]
             infos[i]["TimeLimit.truncated"] = bool(truncated[i] and not terminated[i])
         return observations, rewards.astype(np.float32), dones, infos
@@ -61,7 +62,7 @@ class GymnasiumVecEnv(VecEnv):
         return [result for _ in self._get_indices(indices)]
 
     def env_is_wrapped(self, wrapper_class, indices=None) -> list[bool]:
-        return [False for _ in self._get_indices(indices)]          # no per-arm gymnasium wrappers exist
+        return [False for _ in self._get_indices(indices)]  # no per-arm gymnasium wrappers exist
 
     def get_images(self):
-        return [self.env.render()]                                   # one frame of the shared world
+        return [self.env.render()]  # one frame of the shared world

@@ -7,6 +7,7 @@ output for the previous command (first the initialization output, answered with 
 reply the next command: RESET (1) or STEP (0); a status other than 200 (400 on close) means stop.
 The protobuf classes come from the client's own wheel (`communicator_objects`).
 """
+
 from __future__ import annotations
 
 import argparse
@@ -27,10 +28,15 @@ def _output_message(co, info):
     rl_output = message.unity_output.rl_output
     rl_output.global_done = False
     agents = rl_output.agentInfos[BRAIN_NAME].value
-    for i in range(len(info.agents)):      # the protocol has one message per agent
-        agents.add(stacked_vector_observation=info.vector_observations[i].tolist(), reward=info.rewards[i],
-                   stored_vector_actions=info.previous_vector_actions[i].tolist(), done=info.local_done[i],
-                   max_step_reached=info.max_reached[i], id=info.agents[i])
+    for i in range(len(info.agents)):  # the protocol has one message per agent
+        agents.add(
+            stacked_vector_observation=info.vector_observations[i].tolist(),
+            reward=info.rewards[i],
+            stored_vector_actions=info.previous_vector_actions[i].tolist(),
+            done=info.local_done[i],
+            max_step_reached=info.max_reached[i],
+            id=info.agents[i],
+        )
     return message
 
 
@@ -39,23 +45,36 @@ def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
         import communicator_objects as co
         import grpc
     except ImportError as error:
-        print(f"reacher.serve needs the unityagents 0.4.0 client's packages: {error}\n"
-              "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio", file=sys.stderr)
+        print(
+            f"reacher.serve needs the unityagents 0.4.0 client's packages: {error}\n"
+            "Install them with: pip install --no-deps unityagents==0.4.0 protobuf==3.20.3 grpcio",
+            file=sys.stderr,
+        )
         return 2
     channel = grpc.insecure_channel(f"localhost:{port}")
     try:
         grpc.channel_ready_future(channel).result(timeout=wait)
     except grpc.FutureTimeoutError:
-        print(f"reacher.serve: no unityagents client listened on port {port} within {wait:g} s. This executable is "
-              "started by the client, not by hand: UnityEnvironment(file_name=...) in Python starts it.", file=sys.stderr)
+        print(
+            f"reacher.serve: no unityagents client listened on port {port} within {wait:g} s. This executable is "
+            "started by the client, not by hand: UnityEnvironment(file_name=...) in Python starts it.",
+            file=sys.stderr,
+        )
         return 2
     exchange = co.UnityToExternalStub(channel).Exchange
     message = co.UnityMessage(header=co.Header(status=200))
     init = message.unity_output.rl_initialization_output
     init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
-    init.brain_parameters.add(brain_name=BRAIN_NAME, vector_observation_size=OBSERVATION_SIZE, num_stacked_vector_observations=1,
-                              vector_action_size=ACTION_SIZE, vector_action_descriptions=[""] * ACTION_SIZE,
-                              vector_action_space_type=1, vector_observation_space_type=1, brain_type=2)   # continuous, External
+    init.brain_parameters.add(
+        brain_name=BRAIN_NAME,
+        vector_observation_size=OBSERVATION_SIZE,
+        num_stacked_vector_observations=1,
+        vector_action_size=ACTION_SIZE,
+        vector_action_descriptions=[""] * ACTION_SIZE,
+        vector_action_space_type=1,
+        vector_observation_space_type=1,
+        brain_type=2,
+    )  # continuous, External
     init.environment_parameters.float_parameters.update(DEFAULT_RESET_PARAMETERS)
     reply = exchange(message)
     seed = reply.unity_input.rl_initialization_input.seed
@@ -63,7 +82,7 @@ def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
     reply = exchange(co.UnityMessage(header=co.Header(status=200)))
     while reply.header.status == 200:
         rl_input = reply.unity_input.rl_input
-        if rl_input.command not in (RESET, STEP):      # QUIT (2)
+        if rl_input.command not in (RESET, STEP):  # QUIT (2)
             break
         try:
             if rl_input.command == RESET:
@@ -87,16 +106,17 @@ def main(argv=None) -> int:
     parser.add_argument("--port", type=int, default=5005)
     parser.add_argument("--num-agents", type=int, default=20)
     parser.add_argument("--wait", type=float, default=60, help="seconds to wait for the client")
-    args, _ = parser.parse_known_args(argv)      # and Unity player flags (-nographics, -batchmode): no graphics here
+    args, _ = parser.parse_known_args(argv)  # and Unity player flags (-nographics, -batchmode): no graphics here
     try:
         return serve(args.port, args.num_agents, args.wait)
     except (UnityActionException, UnityEnvironmentException) as error:
         print(f"reacher.serve: {error}", file=sys.stderr)
         with open(error_file(args.port), "w") as f:
-            f.write(str(error))              # for the client (reacher/client_hook.py)
+            f.write(str(error))  # for the client (reacher/client_hook.py)
         return 1
-    except Exception as error:        # the client went away (closed, killed): end quietly
+    except Exception as error:  # the client went away (closed, killed): end quietly
         import grpc
+
         if isinstance(error, grpc.RpcError):
             return 0
         raise

@@ -4,6 +4,7 @@ Targets, TD errors and priorities are checked against numbers worked out by hand
 step must climb the critic; the importance weights must follow their formula; and the full agent
 and plain DDPG must each learn a small task in seconds, on which a random policy scores far lower.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -26,21 +27,30 @@ def test_n_step_targets_td_errors_and_priorities_by_hand():
     returns are 1 + 0.5*2 + 0.25*4 = 3, then 6, 12, ... with discount 0.125. With a target critic
     that outputs 2 and an online critic that outputs 1, every TD error is R + 0.125*2 - 1, and
     every sampled priority becomes (|TD| + c)^alpha."""
-    cfg = Config(gamma=0.5, n_step=3, n_step_ramp=0, buffer_size=400, batch_size=16, warmup=400,
-                 alpha=0.5, priority_offset=0.25, hidden=(8, 8))
+    cfg = Config(
+        gamma=0.5,
+        n_step=3,
+        n_step_ramp=0,
+        buffer_size=400,
+        batch_size=16,
+        warmup=400,
+        alpha=0.5,
+        priority_offset=0.25,
+        hidden=(8, 8),
+    )
     agent = Agent(cfg, S, A, ARMS)
     agent.begin_episode(1)
     states = np.zeros((ARMS, S), np.float32)
     for t in range(6):
-        agent.step(states, agent.act(states), np.full(ARMS, 2.0 ** t, np.float32), states, done=False)
+        agent.step(states, agent.act(states), np.full(ARMS, 2.0**t, np.float32), states, done=False)
     m = agent.memory
-    np.testing.assert_array_equal(np.unique(m.returns[:m.size]), [3, 6, 12, 24])
-    assert np.all(m.discounts[:m.size] == 0.125)
+    np.testing.assert_array_equal(np.unique(m.returns[: m.size]), [3, 6, 12, 24])
+    assert np.all(m.discounts[: m.size] == 0.125)
     constant_critic(agent.critic_target, 2.0)
     constant_critic(agent.critic, 1.0)
     before = torch.nn.utils.parameters_to_vector(agent.critic.parameters()).clone()
     state = m.rng.bit_generator.state
-    idx, *_ = m.sample(cfg.batch_size, agent.beta())          # the batch learn() will draw
+    idx, *_ = m.sample(cfg.batch_size, agent.beta())  # the batch learn() will draw
     m.rng.bit_generator.state = state
     agent.learn()
     td = m.returns[idx] + 0.125 * 2.0 - 1.0
@@ -54,13 +64,13 @@ def test_the_actors_step_climbs_the_critic():
     with torch.no_grad():
         agent.critic.out.weight.zero_()
         agent.critic.hidden[0].weight.zero_()
-        agent.critic.hidden[0].weight[0, S] = 1.0           # first hidden unit = relu(action 0)
-        agent.critic.hidden[0].bias.fill_(1.0)              # kept positive: relu passes it
+        agent.critic.hidden[0].weight[0, S] = 1.0  # first hidden unit = relu(action 0)
+        agent.critic.hidden[0].bias.fill_(1.0)  # kept positive: relu passes it
         agent.critic.hidden[1].weight.zero_()
         agent.critic.hidden[1].bias.zero_()
         agent.critic.hidden[1].weight[0, 0] = 1.0
         agent.critic.out.bias.zero_()
-        agent.critic.out.weight[0, 0] = 1.0                 # Q(s, a) = a_0 + 1
+        agent.critic.out.weight[0, 0] = 1.0  # Q(s, a) = a_0 + 1
     s = torch.randn(64, S)
     first = agent.actor(s)[:, 0].mean().item()
     for _ in range(5):
@@ -97,7 +107,7 @@ def bandit_score(cfg: Config, steps: int = 1500, seed: int = 0) -> tuple[float, 
         agent.step(states, actions, rewards, next_states, done=False)
         states = next_states
     test = rng.uniform(-1, 1, (2000, S)).astype(np.float32)
-    acted = np.concatenate([agent.act(test[k:k + ARMS], explore=False) for k in range(0, len(test), ARMS)])
+    acted = np.concatenate([agent.act(test[k : k + ARMS], explore=False) for k in range(0, len(test), ARMS)])
     trained = -np.square(acted - best(test)).sum(1).mean()
     random = -np.square(rng.uniform(-1, 1, (2000, A)) - best(test)).sum(1).mean()
     return float(trained), float(random)
@@ -106,13 +116,16 @@ def bandit_score(cfg: Config, steps: int = 1500, seed: int = 0) -> tuple[float, 
 SMALL = dict(gamma=0.0, buffer_size=50_000, batch_size=64, warmup=500, hidden=(32, 32), n_step_ramp=0)
 
 
-@pytest.mark.parametrize("name, changes", [
-    ("full agent: 5-step, prioritized, NoisyNet", {}),
-    ("plain DDPG", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
-])
+@pytest.mark.parametrize(
+    "name, changes",
+    [
+        ("full agent: 5-step, prioritized, NoisyNet", {}),
+        ("plain DDPG", {"n_step": 1, "alpha": 0.0, "exploration": "ou"}),
+    ],
+)
 def test_the_agent_learns_a_state_dependent_bandit(name, changes):
     trained, random = bandit_score((Ablation if "exploration" in changes else Config)(**SMALL, **changes))
-    assert random < -0.5, random                     # about -0.9: random actions miss by far
+    assert random < -0.5, random  # about -0.9: random actions miss by far
     assert trained > -0.05, (name, trained, random)
 
 
@@ -130,16 +143,20 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
         s = rng.standard_normal((ARMS, S)).astype(np.float32)
         agent.step(s, agent.act(s), np.zeros(ARMS, np.float32), s, done=False)
     m = agent.memory
-    m.update_priorities(np.array([0]), np.array([7.0]))       # one large error, then small ones
+    m.update_priorities(np.array([0]), np.array([7.0]))  # one large error, then small ones
     for _ in range(2 * max(window, 1)):
         agent.learn()
     if window:
-        assert m.entry_priority < 1.0                 # 7 forgotten, and the small errors set the level
+        assert m.entry_priority < 1.0  # 7 forgotten, and the small errors set the level
     else:
         assert m.entry_priority == pytest.approx(7.0 + cfg.priority_offset)
-    m.add(*(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)), np.zeros(1, np.float32),
-          np.zeros((1, S), np.float32), np.ones(1, np.float32))
-    assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.entry_priority ** cfg.alpha)
+    m.add(
+        *(np.zeros((1,) + x.shape[1:], x.dtype) for x in (m.states, m.actions)),
+        np.zeros(1, np.float32),
+        np.zeros((1, S), np.float32),
+        np.ones(1, np.float32),
+    )
+    assert np.isclose(m.priorities[(m.next - 1) % m.capacity], m.entry_priority**cfg.alpha)
 
 
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
@@ -149,18 +166,19 @@ def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
 
     from continuous_control.agent import PrioritizedReplay
     from continuous_control.training import Recorder, backlog
+
     zeros = np.zeros((6, 1), np.float32)
     m = PrioritizedReplay(8, 1, 1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
     record = Recorder(SimpleNamespace(memory=m, observers=[]))
     record.on_add(m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32)))
     idx, td = np.array([0, 1]), np.array([0.5, 0.5])
-    m.update_priorities(idx, td)                                       # p: 0.5, 0.5, then 4 new ones at 1
+    m.update_priorities(idx, td)  # p: 0.5, 0.5, then 4 new ones at 1
     record.on_update({"critic_loss": 0.0, "actor_loss": 0.0, "q": 0.0, "idx": idx, "td": td})
     b = backlog(m, record)
     assert b["unreplayed_share"] == pytest.approx(4 / 6) and b["unreplayed_mass"] == pytest.approx(4 / 5)
-    record.on_add(m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32)))   # overwrites 0, 1
+    record.on_add(m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32)))  # overwrites 0, 1
     assert not record.replayed[:2].any() and backlog(m, record)["unreplayed_share"] == pytest.approx(1.0)
-    assert list(record.age(np.arange(8))) == [1, 1, 2, 2, 2, 2, 1, 1]       # insertions ago: the 2nd wrote 6, 7, 0, 1
+    assert list(record.age(np.arange(8))) == [1, 1, 2, 2, 2, 2, 1, 1]  # insertions ago: the 2nd wrote 6, 7, 0, 1
 
 
 def discounted_value(cfg: Config, steps: int = 2500, seed: int = 0) -> tuple[float, float, float]:
@@ -179,7 +197,7 @@ def discounted_value(cfg: Config, steps: int = 2500, seed: int = 0) -> tuple[flo
         agent.step(states, actions, rewards, next_states, done=False)
         states = next_states
     test = rng.uniform(-1, 1, (2000, S)).astype(np.float32)
-    acted = np.concatenate([agent.act(test[k:k + ARMS], explore=False) for k in range(0, len(test), ARMS)])
+    acted = np.concatenate([agent.act(test[k : k + ARMS], explore=False) for k in range(0, len(test), ARMS)])
     reward = float((1 - np.square(acted - best(test)).sum(1)).mean())
     with torch.no_grad():
         s = agent.norm(agent.tensor(test))
@@ -194,5 +212,5 @@ def test_with_discounting_the_critic_learns_the_policys_value(n):
     a bootstrap discounted by gamma^(n-1) 19% high (n = 4), an n-step return without its gamma^k 30% high."""
     cfg = Config(**{**SMALL, "gamma": 0.8, "n_step": n, "tau": 0.05, "learn_every": 1})
     q, value, reward = discounted_value(cfg)
-    assert reward > 0.8, reward                          # the policy acts well (0.88 to 0.98)
+    assert reward > 0.8, reward  # the policy acts well (0.88 to 0.98)
     assert abs(q - value) < 0.10 * value, (q, value)

@@ -5,6 +5,7 @@ replaced, dropped or moved), so the bugs do not depend on how the code is laid o
 the blanks must fail at least one check of the whole lesson; a bug in a blank must fail that blank's graded
 check (visible and hidden tests), run alone as grading runs it (grader.Grader: one forked process per
 program, the libraries loaded once)."""
+
 import ast
 import copy
 import textwrap
@@ -21,6 +22,7 @@ SOLVED = grader.blank_sources(LESSON)
 
 # --- patterns: Python code in which a name that starts with "_" stands for any expression (`torch.tanh(_x)`),
 # and `f(...)` for a call of f with any arguments ---
+
 
 def parse(code: str) -> ast.AST:
     """The expression, or else the one statement, that `code` is."""
@@ -42,8 +44,11 @@ def match(pattern: ast.AST, node: ast.AST, bound: dict) -> bool:
             continue
         mine, theirs = getattr(pattern, field), getattr(node, field, None)
         if isinstance(mine, list):
-            if not (isinstance(theirs, list) and len(mine) == len(theirs)
-                    and all(match(p, n, bound) if isinstance(p, ast.AST) else p == n for p, n in zip(mine, theirs))):
+            if not (
+                isinstance(theirs, list)
+                and len(mine) == len(theirs)
+                and all(match(p, n, bound) if isinstance(p, ast.AST) else p == n for p, n in zip(mine, theirs))
+            ):
                 return False
         elif isinstance(mine, ast.AST):
             if not (isinstance(theirs, ast.AST) and match(mine, theirs, bound)):
@@ -55,16 +60,19 @@ def match(pattern: ast.AST, node: ast.AST, bound: dict) -> bool:
 
 def fill(template: ast.AST, bound: dict) -> ast.AST:
     """`template` with each "_" name replaced by what it was bound to."""
+
     class Fill(ast.NodeTransformer):
         def visit_Name(self, node):
             return copy.deepcopy(bound[node.id]) if node.id in bound else node
+
     return Fill().visit(copy.deepcopy(template))
 
 
 def is_statement(pattern: ast.AST, statement: ast.stmt) -> bool:
     """Whether `statement` is `pattern` (a statement, or an expression written as a statement)."""
-    return match(pattern, statement.value if isinstance(statement, ast.Expr) and isinstance(pattern, ast.expr)
-                 else statement, {})
+    return match(
+        pattern, statement.value if isinstance(statement, ast.Expr) and isinstance(pattern, ast.expr) else statement, {}
+    )
 
 
 def blocks(function: ast.FunctionDef):
@@ -77,6 +85,7 @@ def blocks(function: ast.FunctionDef):
 
 
 # --- the mutations: each changes a function's tree in place, and returns how many places it changed ---
+
 
 def replace(old: str, new: str, keep: str | None = None):
     """Every expression or statement `old` becomes `new` (except where it is `keep`)."""
@@ -99,6 +108,7 @@ def replace(old: str, new: str, keep: str | None = None):
         for k, statement in enumerate(function.body):
             function.body[k] = replacing.visit(statement)
         return replacing.count
+
     return mutate
 
 
@@ -113,6 +123,7 @@ def drop(statement: str):
             count += len(body) - len(kept)
             body[:] = kept or [ast.Pass()]
         return count
+
     return mutate
 
 
@@ -128,6 +139,7 @@ def insert(statement: str, before: str):
             if where:
                 return len(where)
         return 0
+
     return mutate
 
 
@@ -144,6 +156,7 @@ def move(*statements: str, before: str):
                 body[:] = rest[:k] + moved + rest[k:]
                 return len(moved)
         return 0
+
     return mutate
 
 
@@ -158,6 +171,7 @@ def swap_loop_variables(function):
 
 # --- planting a bug in a function of the lesson's cells ---
 
+
 def find(tree: ast.Module, name: str) -> ast.FunctionDef | None:
     """The function `name` ("function", or "Class.method": in the class, or attached by `@method_of(Class)`)."""
     owner, _, function = name.rpartition(".")
@@ -167,8 +181,14 @@ def find(tree: ast.Module, name: str) -> ast.FunctionDef | None:
                 if isinstance(item, ast.FunctionDef) and item.name == function:
                     return item
         if isinstance(node, ast.FunctionDef) and node.name == function:
-            attached = [d.args[0].id for d in node.decorator_list if isinstance(d, ast.Call)
-                        and getattr(d.func, "id", None) == "method_of" and d.args and isinstance(d.args[0], ast.Name)]
+            attached = [
+                d.args[0].id
+                for d in node.decorator_list
+                if isinstance(d, ast.Call)
+                and getattr(d.func, "id", None) == "method_of"
+                and d.args
+                and isinstance(d.args[0], ast.Name)
+            ]
             if (attached == [owner]) if owner else not attached:
                 return node
     return None
@@ -176,7 +196,9 @@ def find(tree: ast.Module, name: str) -> ast.FunctionDef | None:
 
 def plant(program: list[dict], function: str, mutation) -> list[dict]:
     """`program` with `mutation` applied to `function`, in the one code cell (not a check) that defines it."""
-    where = [k for k, cell in enumerate(program) if cell.get("kind") != "check" and find(ast.parse(cell["source"]), function)]
+    where = [
+        k for k, cell in enumerate(program) if cell.get("kind") != "check" and find(ast.parse(cell["source"]), function)
+    ]
     assert len(where) == 1, f"{function} is defined in {len(where)} cells, not one"
     source = program[where[0]]["source"]
     node = find(ast.parse(source), function)
@@ -184,10 +206,10 @@ def plant(program: list[dict], function: str, mutation) -> list[dict]:
     lines = source.splitlines(keepends=True)
     start = min([node.lineno] + [d.lineno for d in node.decorator_list]) - 1
     text = textwrap.indent(ast.unparse(node), " " * node.col_offset) + "\n"
-    cell = dict(program[where[0]], source="".join(lines[:start]) + text + "".join(lines[node.end_lineno:]))
+    cell = dict(program[where[0]], source="".join(lines[:start]) + text + "".join(lines[node.end_lineno :]))
     assert ast.dump(ast.parse(cell["source"])) != ast.dump(ast.parse(source))
-    compile(cell["source"], cell["name"], "exec")                    # a bug, not a syntax error
-    return program[:where[0]] + [cell] + program[where[0] + 1:]
+    compile(cell["source"], cell["name"], "exec")  # a bug, not a syntax error
+    return program[: where[0]] + [cell] + program[where[0] + 1 :]
 
 
 ANY = "any check of the lesson"
@@ -198,99 +220,230 @@ BUGS = [
     ("no tanh on the actor's output", "Actor.forward", replace("torch.tanh(_x)", "_x"), ANY),
     ("the normaliser's batch share fixed at one half", "Normalizer.update", replace("w = _", "w = 0.5"), ANY),
     # 2.2 DDPG
-    ("the online actor in the TD target", "DDPG.td_target", replace("self.actor_target", "self.actor"),
-     "check-ddpg-target"),
-    ("the online critic in the TD target", "DDPG.td_target", replace("self.critic_target", "self.critic"),
-     "check-ddpg-target"),
+    (
+        "the online actor in the TD target",
+        "DDPG.td_target",
+        replace("self.actor_target", "self.actor"),
+        "check-ddpg-target",
+    ),
+    (
+        "the online critic in the TD target",
+        "DDPG.td_target",
+        replace("self.critic_target", "self.critic"),
+        "check-ddpg-target",
+    ),
     ("the discount dropped", "DDPG.td_target", replace("disc", "1.0"), "check-ddpg-target"),
-    ("gamma instead of each transition's discount", "DDPG.td_target", replace("disc", "self.cfg.gamma"),
-     "check-ddpg-target"),
+    (
+        "gamma instead of each transition's discount",
+        "DDPG.td_target",
+        replace("disc", "self.cfg.gamma"),
+        "check-ddpg-target",
+    ),
     ("the TD error's sign flipped", "DDPG.critic_loss", replace("y - q", "q - y"), "check-ddpg-critic-loss"),
-    ("the importance weights left out of the loss", "DDPG.critic_loss", replace("w * _x", "_x"),
-     "check-ddpg-critic-loss"),
-    ("the weights applied before squaring", "DDPG.critic_loss", replace("w * _td.pow(2)", "(w * _td).pow(2)"),
-     "check-ddpg-critic-loss"),
+    (
+        "the importance weights left out of the loss",
+        "DDPG.critic_loss",
+        replace("w * _x", "_x"),
+        "check-ddpg-critic-loss",
+    ),
+    (
+        "the weights applied before squaring",
+        "DDPG.critic_loss",
+        replace("w * _td.pow(2)", "(w * _td).pow(2)"),
+        "check-ddpg-critic-loss",
+    ),
     ("the actor's loss flipped", "DDPG.actor_loss", replace("-_q", "_q"), "check-ddpg-actor-loss"),
-    ("the actor climbs the target critic", "DDPG.actor_loss", replace("self.critic", "self.critic_target"),
-     "check-ddpg-actor-loss"),
-    ("the actor target never soft-updated", "DDPG.update_targets", replace("self.actor_target", "self.actor"),
-     "check-ddpg-soft-update"),
-    ("tau and 1 - tau swapped", "DDPG.update_targets", replace("self.cfg.tau", "1 - self.cfg.tau"),
-     "check-ddpg-soft-update"),
-    ("the online networks moved toward their targets", "DDPG.update_targets", swap_loop_variables,
-     "check-ddpg-soft-update"),
+    (
+        "the actor climbs the target critic",
+        "DDPG.actor_loss",
+        replace("self.critic", "self.critic_target"),
+        "check-ddpg-actor-loss",
+    ),
+    (
+        "the actor target never soft-updated",
+        "DDPG.update_targets",
+        replace("self.actor_target", "self.actor"),
+        "check-ddpg-soft-update",
+    ),
+    (
+        "tau and 1 - tau swapped",
+        "DDPG.update_targets",
+        replace("self.cfg.tau", "1 - self.cfg.tau"),
+        "check-ddpg-soft-update",
+    ),
+    (
+        "the online networks moved toward their targets",
+        "DDPG.update_targets",
+        swap_loop_variables,
+        "check-ddpg-soft-update",
+    ),
     # 2.3 clipped double-Q
-    ("max instead of min over the two critics", "TwinCriticTarget.forward", replace("torch.minimum", "torch.maximum"),
-     "check-clipped-double-q"),
-    ("only the first target critic", "TwinCriticTarget.forward", replace("torch.minimum(_q1, _q2)", "_q1"),
-     "check-clipped-double-q"),
+    (
+        "max instead of min over the two critics",
+        "TwinCriticTarget.forward",
+        replace("torch.minimum", "torch.maximum"),
+        "check-clipped-double-q",
+    ),
+    (
+        "only the first target critic",
+        "TwinCriticTarget.forward",
+        replace("torch.minimum(_q1, _q2)", "_q1"),
+        "check-clipped-double-q",
+    ),
     # 3 n-step targets
-    ("the n-step rewards not discounted", "NStepAccumulator.emit",
-     replace("self.discounts[_k]", "np.ones_like(self.discounts)[_k]", keep="self.discounts[self.n]"),
-     "check-n-step-return"),
-    ("gamma^(n-1) for the bootstrap", "NStepAccumulator.emit",
-     replace("self.discounts[self.n]", "self.discounts[self.n - 1]"), "check-n-step-return"),
-    ("the newest step as the transition's start", "NStepAccumulator.emit", replace("_window[0]", "_window[-1]"),
-     "check-n-step-return"),
-    ("a flush that bootstraps from the next episode's first state", "NStepAccumulator.push",
-     replace("self.flush(states)", "self.flush(next_states)"), ANY),
+    (
+        "the n-step rewards not discounted",
+        "NStepAccumulator.emit",
+        replace("self.discounts[_k]", "np.ones_like(self.discounts)[_k]", keep="self.discounts[self.n]"),
+        "check-n-step-return",
+    ),
+    (
+        "gamma^(n-1) for the bootstrap",
+        "NStepAccumulator.emit",
+        replace("self.discounts[self.n]", "self.discounts[self.n - 1]"),
+        "check-n-step-return",
+    ),
+    (
+        "the newest step as the transition's start",
+        "NStepAccumulator.emit",
+        replace("_window[0]", "_window[-1]"),
+        "check-n-step-return",
+    ),
+    (
+        "a flush that bootstraps from the next episode's first state",
+        "NStepAccumulator.push",
+        replace("self.flush(states)", "self.flush(next_states)"),
+        ANY,
+    ),
     ("the window not emptied after a flush", "NStepAccumulator.push", drop("self.count = 0"), ANY),
-    ("a flush that emits the full window's oldest step again", "NStepAccumulator.flush", replace("1 if _ else 0", "0"),
-     "check-n-step-flush"),
-    ("a flush that discounts every bootstrap by gamma^n", "NStepAccumulator.flush",
-     replace("self.discounts[m - j]", "self.discounts[self.n]"), "check-n-step-flush"),
+    (
+        "a flush that emits the full window's oldest step again",
+        "NStepAccumulator.flush",
+        replace("1 if _ else 0", "0"),
+        "check-n-step-flush",
+    ),
+    (
+        "a flush that discounts every bootstrap by gamma^n",
+        "NStepAccumulator.flush",
+        replace("self.discounts[m - j]", "self.discounts[self.n]"),
+        "check-n-step-flush",
+    ),
     # 4.1 the sum tree
-    ("a walk that forgets to go down on the left", "walk_step", replace("(2 * node, _u)", "(node, _u)"),
-     "check-sum-tree-walk"),
+    (
+        "a walk that forgets to go down on the left",
+        "walk_step",
+        replace("(2 * node, _u)", "(node, _u)"),
+        "check-sum-tree-walk",
+    ),
     ("a walk that forgets to subtract the left sum", "walk_step", replace("u - left", "u"), "check-sum-tree-walk"),
     ("a walk that sends the boundary left", "walk_step", replace("u >= left", "u > left"), "check-sum-tree-walk"),
     ("an update that never reaches the root", "tree_set", replace("node >= 1", "node > 1"), ANY),
     # 4.2 importance weights and priorities
-    ("the weights divided by their smallest", "importance_weights", replace("weights.max()", "weights.min()"),
-     "check-importance-weights"),
+    (
+        "the weights divided by their smallest",
+        "importance_weights",
+        replace("weights.max()", "weights.min()"),
+        "check-importance-weights",
+    ),
     ("the weights' exponent +beta", "importance_weights", replace("-beta", "beta"), "check-importance-weights"),
-    ("the weights not divided by their largest", "importance_weights", replace("weights / weights.max()", "weights"),
-     "check-importance-weights"),
-    ("a priority from the signed TD error", "PrioritizedReplay.update_priorities",
-     replace("np.abs(td_errors)", "td_errors"), "check-new-priority"),
-    ("a priority without its offset", "PrioritizedReplay.update_priorities", replace("_p + self.offset", "_p"),
-     "check-new-priority"),
-    ("new transitions at the largest priority ever", "PrioritizedReplay.update_priorities",
-     replace("self.recent[_] = _p", "self.recent[0] = max(self.recent[0], _p)"), "check-new-priority"),
+    (
+        "the weights not divided by their largest",
+        "importance_weights",
+        replace("weights / weights.max()", "weights"),
+        "check-importance-weights",
+    ),
+    (
+        "a priority from the signed TD error",
+        "PrioritizedReplay.update_priorities",
+        replace("np.abs(td_errors)", "td_errors"),
+        "check-new-priority",
+    ),
+    (
+        "a priority without its offset",
+        "PrioritizedReplay.update_priorities",
+        replace("_p + self.offset", "_p"),
+        "check-new-priority",
+    ),
+    (
+        "new transitions at the largest priority ever",
+        "PrioritizedReplay.update_priorities",
+        replace("self.recent[_] = _p", "self.recent[0] = max(self.recent[0], _p)"),
+        "check-new-priority",
+    ),
     ("a ring that never turns", "PrioritizedReplay.update_priorities", drop("self.updates += 1"), "check-new-priority"),
-    ("priorities stored without the exponent alpha", "PrioritizedReplay._set_priority",
-     replace("_p ** self.alpha", "_p"), ANY),
+    (
+        "priorities stored without the exponent alpha",
+        "PrioritizedReplay._set_priority",
+        replace("_p ** self.alpha", "_p"),
+        ANY,
+    ),
     # 5.1 noisy layers
     ("noise without f(x) = sgn(x) sqrt(|x|)", "NoisyLinear.set_noise", replace("signed_sqrt(_eps)", "_eps"), ANY),
-    ("weight noise not scaled by sigma", "NoisyLinear.noisy_weights",
-     replace("self.weight_sigma", "torch.ones_like(self.weight_sigma)"), "check-noisy-weights"),
-    ("no noise on the bias", "NoisyLinear.noisy_weights", replace("self.bias_sigma", "torch.zeros_like(self.bias_sigma)"),
-     "check-noisy-weights"),
+    (
+        "weight noise not scaled by sigma",
+        "NoisyLinear.noisy_weights",
+        replace("self.weight_sigma", "torch.ones_like(self.weight_sigma)"),
+        "check-noisy-weights",
+    ),
+    (
+        "no noise on the bias",
+        "NoisyLinear.noisy_weights",
+        replace("self.bias_sigma", "torch.zeros_like(self.bias_sigma)"),
+        "check-noisy-weights",
+    ),
     # 5.2 the Ornstein-Uhlenbeck process
-    ("OU noise that returns the white increment", "OrnsteinUhlenbeck.sample", replace("return self.state", "return xi"),
-     "check-ou-step"),
-    ("an OU increment scaled by kappa", "OrnsteinUhlenbeck.sample",
-     replace("(1 - (1 - self.kappa) ** 2) ** 0.5", "self.kappa"), "check-ou-step"),
-    ("an OU decay of kappa instead of 1 - kappa", "OrnsteinUhlenbeck.sample",
-     replace("(1 - self.kappa) * self.state", "self.kappa * self.state"), "check-ou-step"),
+    (
+        "OU noise that returns the white increment",
+        "OrnsteinUhlenbeck.sample",
+        replace("return self.state", "return xi"),
+        "check-ou-step",
+    ),
+    (
+        "an OU increment scaled by kappa",
+        "OrnsteinUhlenbeck.sample",
+        replace("(1 - (1 - self.kappa) ** 2) ** 0.5", "self.kappa"),
+        "check-ou-step",
+    ),
+    (
+        "an OU decay of kappa instead of 1 - kappa",
+        "OrnsteinUhlenbeck.sample",
+        replace("(1 - self.kappa) * self.state", "self.kappa * self.state"),
+        "check-ou-step",
+    ),
     # 6.1 the behaviour policy
     ("a behaviour policy with stale state statistics", "Behaviour.refresh", drop("_copy.copy_(_source)"), ANY),
     ("an agent that never explores", "Agent.act", replace("_noisy if explore else _mean", "_mean"), ANY),
     # 6.2 the agent: schedules, learn, step
     ("n ramped one episode early", "Agent.begin_episode", replace("episode - 1", "episode"), ANY),
-    ("the fast episodes one short", "Agent.begin_episode",
-     replace("episode <= cfg.learn_every_until", "episode < cfg.learn_every_until"), ANY),
+    (
+        "the fast episodes one short",
+        "Agent.begin_episode",
+        replace("episode <= cfg.learn_every_until", "episode < cfg.learn_every_until"),
+        ANY,
+    ),
     ("beta never reaching 1", "Agent.beta", replace("min(1.0, _b)", "min(0.9, _b)"), ANY),
-    ("learning one step after the warm-up", "Agent.step",
-     replace("self.memory.size >= self.cfg.warmup", "self.memory.size > self.cfg.warmup"), ANY),
+    (
+        "learning one step after the warm-up",
+        "Agent.step",
+        replace("self.memory.size >= self.cfg.warmup", "self.memory.size > self.cfg.warmup"),
+        ANY,
+    ),
     ("the behaviour policy not refreshed each step", "Agent.step", drop("self.behaviour.refresh()"), ANY),
-    ("the actor's step before the critic's", "Agent.learn",
-     move("self.actor.set_noise(...)", "_ = self.update_actor(...)", before="_ = self.update_critic(...)"), "check-learn"),
+    (
+        "the actor's step before the critic's",
+        "Agent.learn",
+        move("self.actor.set_noise(...)", "_ = self.update_actor(...)", before="_ = self.update_critic(...)"),
+        "check-learn",
+    ),
     ("priorities never updated", "Agent.learn", drop("self.memory.update_priorities(...)"), "check-learn"),
     ("no fresh noise for the actor's step", "Agent.learn", drop("self.actor.set_noise(...)"), "check-learn"),
     ("raw states in the update", "Agent.learn", replace("self.norm(_s)", "_s"), "check-learn"),
-    ("the actor's noise from the global generator", "Agent.learn",
-     replace("torch.randn(_size, generator=self.gen)", "torch.randn(_size)"), "check-learn"),
+    (
+        "the actor's noise from the global generator",
+        "Agent.learn",
+        replace("torch.randn(_size, generator=self.gen)", "torch.randn(_size)"),
+        "check-learn",
+    ),
     # 7 the training loop
     ("the state never advanced", "train", drop("states = next_states"), ANY),
     ("the done step never given to the agent", "train", insert("if done: break", before="agent.step(...)"), ANY),

@@ -1,5 +1,6 @@
 """The calibration suite at a fast size (benchmarks/calibration.py, doc/calibration.md): the
 replica against numbers measured on the Unity build, which nothing here was fitted to."""
+
 import os
 
 import numpy as np
@@ -28,8 +29,11 @@ def test_scripted_controller_reaches_trained_agents_scores(measured):
     assert measured["scripted"]["mean"] >= 37.0, measured["scripted"]
 
 
-@pytest.mark.skipif(not have_actors, reason=f"calibration actors not found in {calibration.CALIBRATION_DIR} "
-                    "(set CALIBRATION_DIR; the weights are not part of this project)")
+@pytest.mark.skipif(
+    not have_actors,
+    reason=f"calibration actors not found in {calibration.CALIBRATION_DIR} "
+    "(set CALIBRATION_DIR; the weights are not part of this project)",
+)
 def test_unity_trained_actors_transfer(measured):
     """Actors that scored 35 to 39 on Unity, run noise-free: mean over the four >= 34, each >= 25."""
     means = {a: measured[a]["mean"] for a in ACTORS}

@@ -1,4 +1,5 @@
 """Config refuses, when it is made, every value that would break learning later, naming the field."""
+
 import dataclasses
 
 import pytest
@@ -53,13 +54,24 @@ def test_a_value_that_breaks_learning_is_refused_by_name(changes):
     kind = Config if set(changes) <= set(Config.__dataclass_fields__) else Ablation
     with pytest.raises(ValueError, match=r"^Config\b") as refused:
         kind(**changes)
-    for field, value in changes.items():                  # each field given, and the value it was given
+    for field, value in changes.items():  # each field given, and the value it was given
         assert field in str(refused.value) and repr(value) in str(refused.value)
 
 
 def test_the_edges_of_each_range_are_accepted():
-    Config(gamma=1.0, tau=1.0, alpha=0.0, beta_start=0.0, n_step=1, n_step_ramp=0, priority_window=1,
-           batch_size=64, warmup=64, buffer_size=64, clipped_double_q=True)
+    Config(
+        gamma=1.0,
+        tau=1.0,
+        alpha=0.0,
+        beta_start=0.0,
+        n_step=1,
+        n_step_ramp=0,
+        priority_window=1,
+        batch_size=64,
+        warmup=64,
+        buffer_size=64,
+        clipped_double_q=True,
+    )
     Ablation(exploration="none", action_noise=0.0, ou_kappa=1.0, learn_every=1, seed=0, new_priority="mean")
     Ablation(noise_per_arm=True, exploration="noisynet")
 
@@ -75,7 +87,11 @@ class WithOptional:
 
 def test_text_is_typed_by_the_annotations_optional_included():
     assert parse_overrides(Ablation, ["clipped_double_q=True", "tau=1", "exploration=ou", "hidden=[64, 64]"]) == {
-        "clipped_double_q": True, "tau": 1.0, "exploration": "ou", "hidden": (64, 64)}
+        "clipped_double_q": True,
+        "tau": 1.0,
+        "exploration": "ou",
+        "hidden": (64, 64),
+    }
     assert parse_overrides(WithOptional, ["limit=None"]) == {"limit": None}
     assert parse_overrides(WithOptional, ["limit=30"]) == {"limit": 30.0}
     with pytest.raises(ValueError, match=r"Config\.limit\b.*'x'"):
@@ -84,5 +100,5 @@ def test_text_is_typed_by_the_annotations_optional_included():
 
 @pytest.mark.parametrize("device", ["meta", "mps", "cuda x"])
 def test_a_device_the_agent_cannot_run_on_is_refused_at_once(device):
-    with pytest.raises(ValueError, match=rf"Config\.device\b.*{device!r}"):    # the field and the value
+    with pytest.raises(ValueError, match=rf"Config\.device\b.*{device!r}"):  # the field and the value
         Config(device=device)

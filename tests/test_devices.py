@@ -5,6 +5,7 @@ Before this was so, `.double()` on the networks left NoisyNet's noise at zero an
 in 18 updates, with no error: the noise buffers and the flat parameter views had been replaced by
 copies. These tests fail on that code.
 """
+
 import numpy as np
 import pytest
 import torch
@@ -24,7 +25,7 @@ def run_steps(agent: Agent, steps: int, seed: int = 0) -> list:
     for _ in range(steps):
         actions = agent.act(states)
         next_states = rng.standard_normal((ARMS, S))
-        means = [layer.weight_mean.detach().clone() for layer in agent.actor.layers]   # what step's refresh reads
+        means = [layer.weight_mean.detach().clone() for layer in agent.actor.layers]  # what step's refresh reads
         agent.step(states, actions, rng.random(ARMS) * 0.04, next_states, False)
         # the next step's acting weights less the mean weights they were drawn from: the noise
         noise.append([(plain.weight - mean).cpu() for plain, mean in zip(agent.behaviour.actor.layers, means)])
@@ -33,20 +34,27 @@ def run_steps(agent: Agent, steps: int, seed: int = 0) -> list:
 
 
 def weights(agent: Agent) -> dict:
-    nets = {"actor": agent.actor, "critic": agent.critic, "actor_target": agent.actor_target,
-            "critic_target": agent.critic_target}
-    return {f"{net}.{name}": p.detach().cpu().clone() for net, module in nets.items()
-            for name, p in module.named_parameters()}
+    nets = {
+        "actor": agent.actor,
+        "critic": agent.critic,
+        "actor_target": agent.actor_target,
+        "critic_target": agent.critic_target,
+    }
+    return {
+        f"{net}.{name}": p.detach().cpu().clone()
+        for net, module in nets.items()
+        for name, p in module.named_parameters()
+    }
 
 
 def check_trains(agent: Agent, dtype: torch.dtype) -> None:
     before = weights(agent)
     noise = run_steps(agent, 30)
     assert agent.updates > 10
-    for layer_noise in zip(*noise):                              # every layer, step after step
+    for layer_noise in zip(*noise):  # every layer, step after step
         assert all(n.abs().sum() > 0 for n in layer_noise), "NoisyNet's noise is zero"
         assert not torch.equal(layer_noise[0], layer_noise[-1]), "NoisyNet's noise does not change"
-    for layer in agent.actor.layers:                             # the learner's noise too
+    for layer in agent.actor.layers:  # the learner's noise too
         assert layer.eps_in.abs().sum() > 0
     after = weights(agent)
     frozen = [name for name in before if torch.equal(before[name], after[name])]
@@ -110,4 +118,4 @@ def test_random_streams_are_independent_and_reproducible():
     assert not np.allclose(replay, draws["goals"])
     assert not torch.equal(noise, torch.randn(8, generator=torch.Generator().manual_seed(0)))
     Agent(Config(**SMALL), S, A, ARMS)
-    assert torch.initial_seed() == seed_streams(0)["weights"]         # the weights drew from their own stream
+    assert torch.initial_seed() == seed_streams(0)["weights"]  # the weights drew from their own stream

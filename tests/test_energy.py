@@ -2,6 +2,7 @@
 speed cap, the arms' energy drifts only by the integration's error, which shrinks in proportion to
 the frame time; with drag and the cap on, the energy of an unpowered arm never rises above where
 it started, and falls."""
+
 import mujoco
 import numpy as np
 
@@ -28,8 +29,22 @@ def energy(p: ReacherPhysics) -> np.ndarray:
 
 def unpowered(p: ReacherPhysics, frames: int, dt: float, drag: float, cap: float) -> None:
     hands = np.empty((frames, p.num_agents, 3))
-    physx.step(p._model_id, p.coords, p.velocities, np.zeros((p.num_agents, 2, 3)), p._origins_m, p._inertia,
-               frames, dt, GRAVITY, drag, cap, hands, p._qpos, p._axes)
+    physx.step(
+        p._model_id,
+        p.coords,
+        p.velocities,
+        np.zeros((p.num_agents, 2, 3)),
+        p._origins_m,
+        p._inertia,
+        frames,
+        dt,
+        GRAVITY,
+        drag,
+        cap,
+        hands,
+        p._qpos,
+        p._axes,
+    )
 
 
 def swinging(seed: int, arms: int = 5) -> ReacherPhysics:
@@ -41,13 +56,13 @@ def swinging(seed: int, arms: int = 5) -> ReacherPhysics:
 
 def test_energy_drift_without_drag_cap_or_torque_shrinks_in_proportion_to_dt():
     drifts = []
-    for dt in (0.02, 0.01, 0.005):                   # 4 seconds of swinging at each frame time
+    for dt in (0.02, 0.01, 0.005):  # 4 seconds of swinging at each frame time
         p = swinging(1)
         before = energy(p)
         unpowered(p, int(round(4.0 / dt)), dt, NO_DRAG, NO_CAP)
         drifts.append(np.abs(energy(p) - before).max())
     ratios = np.array(drifts[:-1]) / np.array(drifts[1:])
-    assert drifts[0] > 0.1, drifts                    # the arms did swing and the measure sees the error
+    assert drifts[0] > 0.1, drifts  # the arms did swing and the measure sees the error
     assert np.all((ratios > 1.7) & (ratios < 2.3)), (drifts, ratios)
 
 
@@ -55,9 +70,9 @@ def test_energy_of_an_unpowered_arm_never_rises_with_drag_and_cap_on():
     p = swinging(2, arms=20)
     start = energy(p)
     levels = [start]
-    for _ in range(300):                              # 6 seconds, one frame at a time
+    for _ in range(300):  # 6 seconds, one frame at a time
         unpowered(p, 1, FRAME_DT, DRAG_FACTOR, MAX_ANGULAR_SPEED)
         levels.append(energy(p))
     levels = np.array(levels)
     assert np.all(levels <= start + 0.01), (levels - start).max()
-    assert np.all(levels[-1] < start) and (start - levels[-1]).sum() > 10    # and the swing dies down
+    assert np.all(levels[-1] < start) and (start - levels[-1]).sum() > 10  # and the swing dies down

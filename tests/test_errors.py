@@ -1,4 +1,5 @@
 """Bad input gets an error that names the problem, and the environment stays usable."""
+
 import os
 import re
 
@@ -15,25 +16,28 @@ from reacher import (
 )
 
 
-@pytest.mark.parametrize("actions, message", [
-    (np.zeros((20, 3)), r"\(20, 4\).*\(20, 3\)"),
-    (np.zeros((10, 4)), r"\(20, 4\).*\(10, 4\)"),
-    (np.zeros(81), r"shape \(81,\)"),
-    (np.zeros((20, 2, 2)), r"shape \(20, 2, 2\)"),
-    (np.full((20, 4), np.nan), r"NaN or inf"),
-    (np.where(np.eye(20, 4) > 0, np.inf, 0.0), r"NaN or inf \(agents \[0, 1, 2, 3\]\)"),
-    ([["a"] * 4] * 20, r"must be real numbers.*str"),
-    ([["0.5"] * 4] * 20, r"must be real numbers.*str"),
-    (np.zeros((20, 4)) + 0.5j, r"must be real numbers.*complex128"),
-    (np.zeros((20, 4), bool), r"must be real numbers.*bool"),
-    ([[0.0] * 4] * 19 + [[0.0] * 3], r"must be real numbers.*mixed or ragged"),
-    ({"OtherBrain": np.zeros((20, 4))}, r"OtherBrain does not correspond"),
-])
+@pytest.mark.parametrize(
+    "actions, message",
+    [
+        (np.zeros((20, 3)), r"\(20, 4\).*\(20, 3\)"),
+        (np.zeros((10, 4)), r"\(20, 4\).*\(10, 4\)"),
+        (np.zeros(81), r"shape \(81,\)"),
+        (np.zeros((20, 2, 2)), r"shape \(20, 2, 2\)"),
+        (np.full((20, 4), np.nan), r"NaN or inf"),
+        (np.where(np.eye(20, 4) > 0, np.inf, 0.0), r"NaN or inf \(agents \[0, 1, 2, 3\]\)"),
+        ([["a"] * 4] * 20, r"must be real numbers.*str"),
+        ([["0.5"] * 4] * 20, r"must be real numbers.*str"),
+        (np.zeros((20, 4)) + 0.5j, r"must be real numbers.*complex128"),
+        (np.zeros((20, 4), bool), r"must be real numbers.*bool"),
+        ([[0.0] * 4] * 19 + [[0.0] * 3], r"must be real numbers.*mixed or ragged"),
+        ({"OtherBrain": np.zeros((20, 4))}, r"OtherBrain does not correspond"),
+    ],
+)
 def test_bad_actions_are_refused_and_env_still_works(env, actions, message):
     before = env.reset()[BRAIN_NAME].vector_observations
     with pytest.raises(UnityActionException, match=message):
         env.step(actions)
-    np.testing.assert_array_equal(env.physics.observe(), before)     # nothing moved
+    np.testing.assert_array_equal(env.physics.observe(), before)  # nothing moved
     info = env.step(np.zeros((20, 4)))[BRAIN_NAME]
     assert info.vector_observations.shape == (20, 33)
 
@@ -42,17 +46,20 @@ def test_flat_and_dict_actions_are_accepted(env):
     env.reset()
     env.step(np.zeros(80))
     env.step({BRAIN_NAME: np.zeros((20, 4)).tolist()})
-    env.step(np.full((20, 4), 5.0))             # out of range is clamped, as in Unity
+    env.step(np.full((20, 4), 5.0))  # out of range is clamped, as in Unity
 
 
-@pytest.mark.parametrize("config, message", [
-    ({"goal_sped": 1.0}, r"'goal_sped'.*\['goal_size', 'goal_speed'\]"),
-    ({"goal_speed": "fast"}, r"'goal_speed'.*'fast'"),
-    ({"goal_size": float("nan")}, r"'goal_size'.*\bnan\b"),
-    ({"goal_size": -1}, r"goal_size\b.*\[0, 100\].*-1\b"),
-    ({"goal_size": 1e6}, r"goal_size\b.*\[0, 100\].*\b1000000\.0\b"),
-    ({"goal_speed": 3e38}, r"goal_speed\b.*\[-360, 360\]"),
-])
+@pytest.mark.parametrize(
+    "config, message",
+    [
+        ({"goal_sped": 1.0}, r"'goal_sped'.*\['goal_size', 'goal_speed'\]"),
+        ({"goal_speed": "fast"}, r"'goal_speed'.*'fast'"),
+        ({"goal_size": float("nan")}, r"'goal_size'.*\bnan\b"),
+        ({"goal_size": -1}, r"goal_size\b.*\[0, 100\].*-1\b"),
+        ({"goal_size": 1e6}, r"goal_size\b.*\[0, 100\].*\b1000000\.0\b"),
+        ({"goal_speed": 3e38}, r"goal_speed\b.*\[-360, 360\]"),
+    ],
+)
 def test_bad_reset_parameters_are_refused(env, config, message):
     env.reset()
     with pytest.raises(UnityEnvironmentException, match=message):
@@ -95,7 +102,7 @@ def test_a_unity_build_that_is_a_folder_is_named_as_one(tmp_path):
     folder = tmp_path / "Reacher_Linux"
     folder.mkdir()
     (folder / "Reacher.x86_64").write_text("")
-    with pytest.raises(UnityEnvironmentException, match=re.escape(str(folder / "Reacher.x86_64"))):   # the file to give
+    with pytest.raises(UnityEnvironmentException, match=re.escape(str(folder / "Reacher.x86_64"))):  # the file to give
         find_unity_build(str(folder))
     (tmp_path / "Odd.x86_64").mkdir()
     with pytest.raises(UnityEnvironmentException, match="is a folder"):

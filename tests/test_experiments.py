@@ -1,4 +1,5 @@
 """`make experiments` (experiments/run.py) says when its runs fail."""
+
 import pytest
 
 from experiments import run as runner
@@ -8,7 +9,7 @@ def test_a_failing_run_makes_the_whole_set_fail(tmp_path):
     """A run that cannot start (seed -1 is refused by Config) ends `make experiments` with a non-zero exit."""
     with pytest.raises(SystemExit) as exit_:
         runner.main(["--variant", "full", "--seeds", "-1", "--jobs", "1", "--results", str(tmp_path)])
-    assert exit_.value.code not in (0, None) and str(exit_.value.code).startswith("1 of 1 ")    # how many failed
+    assert exit_.value.code not in (0, None) and str(exit_.value.code).startswith("1 of 1 ")  # how many failed
 
 
 def test_a_finished_result_is_never_replaced_by_a_shorter_run(tmp_path):
@@ -16,10 +17,13 @@ def test_a_finished_result_is_never_replaced_by_a_shorter_run(tmp_path):
     import json
 
     from experiments.variants import CHANGES, RESULTS_VERSION
+
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     summary = {"episodes": 100, "solved_at": 100, "changes": CHANGES["full"], "results_version": RESULTS_VERSION}
     (folder / "summary.json").write_text(json.dumps(summary))
-    with pytest.raises(SystemExit, match=r"full/seed0\b.*\b100\b.*\b1\b"):      # the folder, its episodes and the run's
+    with pytest.raises(SystemExit, match=r"full/seed0\b.*\b100\b.*\b1\b"):  # the folder, its episodes and the run's
         runner.main(["--variant", "full", "--seeds", "0", "--episodes", "1", "--jobs", "1", "--results", str(tmp_path)])
-    assert json.loads((folder / "summary.json").read_text()) == summary and sorted(p.name for p in folder.iterdir()) == ["summary.json"]
+    assert json.loads((folder / "summary.json").read_text()) == summary and sorted(
+        p.name for p in folder.iterdir()
+    ) == ["summary.json"]

@@ -1,6 +1,7 @@
 """Faults and hostile input: nothing a user is handed is unpickled, a damaged or foreign checkpoint is
 refused with a way out, a changed code base is not resumed, two runs never share a folder, and the
 behaviour policy always acts with the learner's current actor."""
+
 import contextlib
 import errno
 import io
@@ -27,8 +28,15 @@ SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32))
 
 
 def one_episode(run_dir, resume=False, **changes):
-    return train(Config(**{**SMALL, **changes}), ReacherEnvironment(seed=0, verbose=False), str(run_dir), 1,
-                 resume=resume, live=False, checkpoint_every=1)
+    return train(
+        Config(**{**SMALL, **changes}),
+        ReacherEnvironment(seed=0, verbose=False),
+        str(run_dir),
+        1,
+        resume=resume,
+        live=False,
+        checkpoint_every=1,
+    )
 
 
 @pytest.fixture(scope="module")
@@ -75,19 +83,19 @@ def test_a_crafted_checkpoint_runs_no_code_and_is_refused(saved, tmp_path):
     with pytest.raises(checkpoints.CheckpointError, match=re.escape(str(saved)) + ".*Python objects"):
         one_episode(tmp_path, resume=True)
     assert not marker.exists()
-    assert saved.exists()                                  # nothing deleted
+    assert saved.exists()  # nothing deleted
 
 
 @pytest.mark.parametrize("damage", ["truncated", "empty", "random", "crc", "missing member", "not a state"])
 def test_a_damaged_checkpoint_names_the_file_and_the_ways_out(saved, tmp_path, damage):
     data = saved.read_bytes()
     if damage == "truncated":
-        saved.write_bytes(data[:len(data) // 2])
+        saved.write_bytes(data[: len(data) // 2])
     elif damage == "empty":
         saved.write_bytes(b"")
     elif damage == "random":
         saved.write_bytes(np.random.default_rng(0).bytes(4096))
-    elif damage == "crc":                                  # one byte flipped inside the stored replay
+    elif damage == "crc":  # one byte flipped inside the stored replay
         middle = bytearray(data)
         middle[len(data) // 2] ^= 0xFF
         saved.write_bytes(bytes(middle))
@@ -102,15 +110,20 @@ def test_a_damaged_checkpoint_names_the_file_and_the_ways_out(saved, tmp_path, d
         one_episode(tmp_path, resume=True)
     message = str(error.value)
     assert str(saved) in message and "RESUME=0" in message and "delete" in message, message
-    assert saved.read_bytes() == before                    # nothing deleted or changed
+    assert saved.read_bytes() == before  # nothing deleted or changed
 
 
 def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_path, monkeypatch):
     """The fingerprint is the SHAPING files' text: a change to any of them (the physics, the agent)
     changes it, and a checkpoint made before is refused."""
     from continuous_control import results
-    assert {"continuous_control/agent.py", "reacher/physics.py", "reacher/physx.py",
-            "continuous_control/training.py"} <= set(checkpoints.SHAPING)
+
+    assert {
+        "continuous_control/agent.py",
+        "reacher/physics.py",
+        "reacher/physx.py",
+        "continuous_control/training.py",
+    } <= set(checkpoints.SHAPING)
     copy = tmp_path / "code"
     for path in checkpoints.SHAPING:
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
@@ -132,6 +145,7 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
 def test_a_checkpoint_made_on_another_kind_of_processor_is_not_resumed(saved, tmp_path, monkeypatch):
     """A run resumes to the same scores only on the kind of processor that began it."""
     from continuous_control import results
+
     monkeypatch.setattr(results, "processor", lambda *args: "Another CPU 1000")
     with pytest.raises(checkpoints.CheckpointError, match="Another CPU 1000"):
         one_episode(tmp_path, resume=True)
@@ -140,14 +154,16 @@ def test_a_checkpoint_made_on_another_kind_of_processor_is_not_resumed(saved, tm
 def test_a_second_process_cannot_train_into_a_busy_folder(tmp_path):
     """Refused at once, naming the holder's pid, that it is a Jupyter kernel (an interrupted notebook's
     idle kernel keeps the lock), and the command that frees it."""
-    kernel = tmp_path / "ipykernel_launcher.py"          # what a Jupyter kernel runs
-    kernel.write_text(textwrap.dedent(f"""
+    kernel = tmp_path / "ipykernel_launcher.py"  # what a Jupyter kernel runs
+    kernel.write_text(
+        textwrap.dedent(f"""
         import sys
         from continuous_control.training import lock_folder
         lock_folder({str(tmp_path)!r})
         print("HELD", flush=True)
         sys.stdin.readline()
-    """))
+    """)
+    )
     holder = subprocess.Popen([sys.executable, str(kernel)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True)
     try:
         assert holder.stdout.readline().strip() == "HELD"
@@ -161,13 +177,24 @@ def test_a_second_process_cannot_train_into_a_busy_folder(tmp_path):
             one_episode(tmp_path)
     finally:
         holder.communicate("\n", timeout=60)
-    lock_folder(str(tmp_path))                 # free once the other process has ended
-    lock_folder(str(tmp_path))                 # and the same process may take it again
+    lock_folder(str(tmp_path))  # free once the other process has ended
+    lock_folder(str(tmp_path))  # and the same process may take it again
     unlock_folder(str(tmp_path))
 
 
-@pytest.mark.parametrize("value, expected", [("1", True), ("true", True), ("YES", True), ("0", False),
-                                             ("false", False), ("no", False), ("", False), (None, False)])
+@pytest.mark.parametrize(
+    "value, expected",
+    [
+        ("1", True),
+        ("true", True),
+        ("YES", True),
+        ("0", False),
+        ("false", False),
+        ("no", False),
+        ("", False),
+        (None, False),
+    ],
+)
 def test_resume_takes_the_usual_spellings(monkeypatch, value, expected):
     if value is None:
         monkeypatch.delenv("RESUME", raising=False)
@@ -190,21 +217,30 @@ def fed(agent, steps, seed=0):
         agent.step(s, agent.act(s), rng.random(20), rng.standard_normal((20, 33)).astype(np.float32), False)
 
 
-@pytest.mark.parametrize("changes", [{}, {"noise_per_arm": True}, {"exploration": "ou"}, {"exploration": "none"},
-                                     {"exploration": "ou", "n_step": 1, "alpha": 0.0}, {"clipped_double_q": True}])
+@pytest.mark.parametrize(
+    "changes",
+    [
+        {},
+        {"noise_per_arm": True},
+        {"exploration": "ou"},
+        {"exploration": "none"},
+        {"exploration": "ou", "n_step": 1, "alpha": 0.0},
+        {"clipped_double_q": True},
+    ],
+)
 def test_the_behaviour_acts_with_the_learners_current_actor_in_every_mode(changes):
     agent = make_agent(Ablation(**SMALL, **changes), 33, 4, 20)
     fed(agent, 60)
     first = agent.updates
     fed(agent, 30, seed=1)
     assert agent.updates > first > 0
-    agent.behaviour.refresh()                                 # as the next step would
+    agent.behaviour.refresh()  # as the next step would
     behaviour, learner = agent.behaviour.actor, agent.actor
-    if not isinstance(agent.behaviour, CopyingBehaviour):    # shared NoisyNet sample: drawn from the learner
+    if not isinstance(agent.behaviour, CopyingBehaviour):  # shared NoisyNet sample: drawn from the learner
         expected = Actor(33, 4, SMALL["hidden"])
         learner.draw(agent.behaviour.noise.state, into=expected)
         pairs = zip(behaviour.parameters(), expected.parameters())
-    else:                                                     # a copy of the learner's parameters
+    else:  # a copy of the learner's parameters
         pairs = zip(behaviour.parameters(), learner.parameters())
     for mine, theirs in pairs:
         torch.testing.assert_close(mine, theirs, rtol=0, atol=0)
@@ -220,9 +256,9 @@ def test_acting_without_noise_leaves_the_next_step_exploring(changes):
     exploring = agent.act(s)
     greedy = agent.act(s, explore=False)
     assert not np.allclose(exploring, greedy)
-    np.testing.assert_array_equal(agent.act(s), exploring)      # the same exploring policy as before
+    np.testing.assert_array_equal(agent.act(s), exploring)  # the same exploring policy as before
     mean = Actor(33, 4, SMALL["hidden"]) if isinstance(agent.actor, NoisyActor) else None
-    if mean is not None:                                       # greedy is the mean weights, exactly
+    if mean is not None:  # greedy is the mean weights, exactly
         agent.actor.draw(torch.zeros(agent.actor.noise_size), into=mean)
         with torch.no_grad():
             np.testing.assert_array_equal(greedy, mean(agent.norm(torch.as_tensor(s))).clamp(-1, 1).numpy())
@@ -244,6 +280,7 @@ def test_the_mirror_is_a_symmetry_of_the_reacher():
     """Arm 1's goal is arm 0's mirrored (start angle 40 -> 320, speed -0.55 -> 0.55), and arm 1 gets arm 0's
     actions mirrored: its observations stay arm 0's mirrored (ablations.MIRROR_OBS, MIRROR_ACT)."""
     from experiments.ablations import MIRROR_ACT, MIRROR_OBS
+
     env = ReacherEnvironment(num_agents=2, seed=0, verbose=False)
     env.reset()
     env.physics.set_goal(np.array([40.0, 320.0]), np.array([-0.55, 0.55], np.float32))
@@ -260,19 +297,22 @@ def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_pat
     mirrored actions, and stores every transition with the goal orbiting one way."""
     from continuous_control.results import exported_policy
     from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
+
     agent = make_agent(Ablation(**SMALL, mirror=True), 33, 4, 20)
     fed(agent, 40)
     s = np.random.default_rng(3).standard_normal((20, 33)).astype(np.float32)
     s[:, GOAL_SPEED] = np.abs(s[:, GOAL_SPEED])
-    np.testing.assert_allclose(agent.act(s * MIRROR_OBS, explore=False), agent.act(s, explore=False) * MIRROR_ACT,
-                               atol=1e-6)
-    stored = agent.memory.states[:agent.memory.size]
+    np.testing.assert_allclose(
+        agent.act(s * MIRROR_OBS, explore=False), agent.act(s, explore=False) * MIRROR_ACT, atol=1e-6
+    )
+    stored = agent.memory.states[: agent.memory.size]
     assert agent.memory.size > 0 and np.all(stored[:, GOAL_SPEED] >= 0)
     (tmp_path / "actor.pt2").write_bytes(exported_policy(agent, 33))
     policy = torch.export.load(str(tmp_path / "actor.pt2")).module()
     with torch.no_grad():
-        torch.testing.assert_close(policy(torch.as_tensor(s * MIRROR_OBS)),
-                                   policy(torch.as_tensor(s)) * torch.as_tensor(MIRROR_ACT))
+        torch.testing.assert_close(
+            policy(torch.as_tensor(s * MIRROR_OBS)), policy(torch.as_tensor(s)) * torch.as_tensor(MIRROR_ACT)
+        )
 
 
 def crafted_policy(folder, marker, where: str):
@@ -280,6 +320,7 @@ def crafted_policy(folder, marker, where: str):
     the sample inputs (which torch.export.load unpickles fully when a weights-only load fails)."""
     import json
     import zipfile
+
     payload = io.BytesIO()
     torch.save(Payload(str(marker)), payload)
     path = folder / "actor.pt2"
@@ -292,7 +333,9 @@ def crafted_policy(folder, marker, where: str):
             data = source.read(item)
             if where == "weight" and item.filename == config_name:
                 data = json.dumps(config).encode()
-            elif item.filename.endswith("/weights/" + first["path_name"] if where == "weight" else "/sample_inputs/model.pt"):
+            elif item.filename.endswith(
+                "/weights/" + first["path_name"] if where == "weight" else "/sample_inputs/model.pt"
+            ):
                 data = payload.getvalue()
             out.writestr(item, data)
     return path
@@ -301,12 +344,13 @@ def crafted_policy(folder, marker, where: str):
 @pytest.mark.parametrize("where", ["weight", "sample inputs"])
 def test_a_crafted_exported_policy_runs_no_code_and_is_refused(tmp_path, where):
     from continuous_control.results import load_policy
+
     marker = tmp_path / "pwned"
     path = crafted_policy(tmp_path, marker, where)
     with pytest.raises(ValueError, match="could run code"):
         load_policy(str(path))
     assert not marker.exists()
-    with contextlib.suppress(Exception):           # what the check guards against: torch alone runs it
+    with contextlib.suppress(Exception):  # what the check guards against: torch alone runs it
         torch.export.load(str(path))
     assert marker.exists()
 
@@ -326,16 +370,29 @@ def fill_the_disk(monkeypatch):
     import builtins
 
     from continuous_control import results
-    monkeypatch.setattr(results, "open", lambda path, mode="r", *a, **k: FullDisk() if "w" in mode
-                        else builtins.open(path, mode, *a, **k), raising=False)   # noqa: SIM115 (open, as patched)
+
+    monkeypatch.setattr(
+        results,
+        "open",
+        lambda path, mode="r", *a, **k: FullDisk() if "w" in mode else builtins.open(path, mode, *a, **k),  # noqa: SIM115
+        raising=False,
+    )
 
 
 def small_result(folder, episodes, arms=2):
     """save_results for a small agent and a made-up history of `episodes` episodes: the folder's files."""
     from continuous_control.results import save_results
+
     mean = [float(k) for k in range(episodes)]
-    history = {"mean": mean, "min": mean, "max": mean, "avg100": mean, "wall": mean, "arms": [[m] * arms for m in mean],
-               "solved_at": None}
+    history = {
+        "mean": mean,
+        "min": mean,
+        "max": mean,
+        "avg100": mean,
+        "wall": mean,
+        "arms": [[m] * arms for m in mean],
+        "solved_at": None,
+    }
     save_results(str(folder), Agent(Config(**SMALL), 33, 4, arms), history, None)
     return {p.name: p.read_bytes() for p in folder.iterdir()}
 
@@ -351,13 +408,14 @@ def test_a_full_disk_while_results_are_written_changes_nothing_and_says_so(tmp_p
         small_result(folder, 1)
     assert error.value.errno == errno.ENOSPC and str(folder) in str(error.value) and "disk is full" in str(error.value)
     assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]         # no partial folder left behind
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["run"]  # no partial folder left behind
 
 
 def test_a_recorded_result_replaces_the_old_one_whole_or_not_at_all(tmp_path, monkeypatch):
     """experiments.run's results/<variant>/seed<k>/: every file of the new run and none of the old (an old
     diagnostics.csv would otherwise stay beside new scores); on a full disk, the old folder as it was."""
     from experiments import run as runner
+
     monkeypatch.setattr(runner, "evaluate", lambda run_dir, seed: {"episode_means": [1.0] * 5, "arm_means": [1.0, 1.0]})
     run_dir, out = tmp_path / "runs", tmp_path / "results" / "full" / "seed0"
     small_result(run_dir, 2)
@@ -382,8 +440,10 @@ def test_a_checkpoint_whose_parts_disagree_is_refused_naming_them(saved, tmp_pat
     with np.load(saved) as f:
         arrays = {k: f[k] for k in f.files}
     state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
-    for change, named in ((lambda s, a: s.update(episode=50), "episode 50"),
-                          (lambda s, a: a.update(states=a["states"][:10]), "states 10")):
+    for change, named in (
+        (lambda s, a: s.update(episode=50), "episode 50"),
+        (lambda s, a: a.update(states=a["states"][:10]), "states 10"),
+    ):
         s, a = dict(state), dict(arrays)
         change(s, a)
         blob = io.BytesIO()
@@ -399,6 +459,7 @@ def test_the_exported_policy_takes_numpy_and_single_states(trained):
     """actor.pt2 as load_policy gives it: tensors or numpy arrays, float32 or float64, one state or one per arm;
     anything else is a ValueError that names the file and the state size."""
     from continuous_control.results import load_policy
+
     path = str(trained / "actor.pt2")
     policy = load_policy(path)
     states = np.random.default_rng(0).standard_normal((20, 33))
@@ -415,10 +476,18 @@ def test_the_exported_policy_takes_numpy_and_single_states(trained):
 def test_an_opengl_backend_that_cannot_load_is_named(tmp_path):
     """MUJOCO_GL=osmesa on a machine without OSMesa: importing the Reacher says which backend and what to do,
     not PyOpenGL's AttributeError (here the library is kept from being found, as on such a machine)."""
-    script = ("import ctypes.util\nfind = ctypes.util.find_library\n"
-              "ctypes.util.find_library = lambda name: None if 'osmesa' in name.lower() else find(name)\nimport reacher")
-    done = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, cwd=tmp_path, timeout=120,
-                          env={**{k: v for k, v in os.environ.items() if k != "PYOPENGL_PLATFORM"}, "MUJOCO_GL": "osmesa"})
+    script = (
+        "import ctypes.util\nfind = ctypes.util.find_library\n"
+        "ctypes.util.find_library = lambda name: None if 'osmesa' in name.lower() else find(name)\nimport reacher"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**{k: v for k, v in os.environ.items() if k != "PYOPENGL_PLATFORM"}, "MUJOCO_GL": "osmesa"},
+    )
     last = done.stderr.strip().splitlines()[-1]
     assert done.returncode != 0 and "MUJOCO_GL='osmesa'" in last and "unset MUJOCO_GL" in last, done.stderr[-2000:]
 
@@ -426,23 +495,36 @@ def test_an_opengl_backend_that_cannot_load_is_named(tmp_path):
 def test_the_executable_started_by_hand_says_it_needs_the_client(tmp_path):
     """The built-in executable connects to the unityagents client: started alone, it says so and exits 2."""
     import socket
+
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]                  # a port no client listens on
-    done = subprocess.run([sys.executable, "-m", "reacher.serve", "--port", str(port), "--wait", "1"], capture_output=True,
-                          text=True, cwd=tmp_path, timeout=120)
+        port = s.getsockname()[1]  # a port no client listens on
+    done = subprocess.run(
+        [sys.executable, "-m", "reacher.serve", "--port", str(port), "--wait", "1"],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+    )
     assert done.returncode == 2 and f"port {port}" in done.stderr and "UnityEnvironment" in done.stderr, done.stderr
 
 
 def test_make_run_says_where_the_set_aside_checkpoint_is_and_its_size(tmp_path):
     """The notebook's output does not reach make run's terminal: a step after it names the old checkpoint."""
     from tools import tasks
+
     assert [argv[2:] for argv, _ in tasks.commands("run")][-1] == ["tools.set_aside", "checkpoints"]
     (tmp_path / "resume.old").mkdir()
     (tmp_path / "resume.old" / checkpoints.FILE).write_bytes(b"0" * 3_000_000)
-    done = subprocess.run([sys.executable, "-m", "tools.set_aside", str(tmp_path)], capture_output=True, text=True,
-                          timeout=120, cwd=ROOT)
+    done = subprocess.run(
+        [sys.executable, "-m", "tools.set_aside", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT
+    )
     assert str(tmp_path / "resume.old") in done.stdout and "3 MB" in done.stdout and done.stderr == ""
-    empty = subprocess.run([sys.executable, "-m", "tools.set_aside", str(tmp_path / "none")], cwd=ROOT,
-                           capture_output=True, text=True, timeout=120)
+    empty = subprocess.run(
+        [sys.executable, "-m", "tools.set_aside", str(tmp_path / "none")],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     assert empty.returncode == 0 and empty.stdout == ""

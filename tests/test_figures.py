@@ -1,4 +1,5 @@
 """The figures pair what they compare, and tell the variants apart."""
+
 import matplotlib
 
 matplotlib.use("Agg")

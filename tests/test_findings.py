@@ -3,6 +3,7 @@
 The prose is written by hand; where it says "clearly worse" or "no measurable gain", the verdict
 behind it is checked here, so a new run that changes a finding fails this test until the words change.
 """
+
 import glob
 import os
 
@@ -37,7 +38,7 @@ def test_the_lessons_table_of_effects_is_the_one_the_results_give(effects):
 
 def test_n_step_targets_and_their_ramp_help(primary):
     assert primary.verdict["one_step"] == primary.verdict["no_ramp"] == primary.verdict["plain"] == "worse"
-    assert primary.worse_in["one_step"] == primary.worse_in["no_ramp"] == 10          # "in every seed"
+    assert primary.worse_in["one_step"] == primary.worse_in["no_ramp"] == 10  # "in every seed"
 
 
 def test_one_step_targets_are_worse_on_every_measure_but_the_first_episode_at_30(effects):
@@ -59,7 +60,7 @@ def test_uniform_replay_and_no_noise_lean_lower_their_plain_intervals_below_zero
     for variant in ("uniform", "no_noise"):
         row = primary.loc[variant]
         assert row.high_95 < 0 and row.worse_in > row.seeds / 2 and row.p_holm >= 0.05, variant
-    assert primary.loc["no_noise", "high"] < 0                         # "its intervals lie below zero"
+    assert primary.loc["no_noise", "high"] < 0  # "its intervals lie below zero"
 
 
 def test_the_variants_that_lean_one_way_without_a_verdict_are_the_ones_named(primary):
@@ -106,7 +107,7 @@ def test_the_single_critic_overestimates_and_the_twin_critic_underestimates():
 
 def test_the_one_step_critics_end_below_the_return_earned():
     q = report.q_at_100()
-    assert (q.loc[LABELS["one_step"], "q_max"] < q.loc[LABELS["one_step"], "earned_min"])
+    assert q.loc[LABELS["one_step"], "q_max"] < q.loc[LABELS["one_step"], "earned_min"]
 
 
 def test_the_weaker_orbit_direction_differs_between_seeds():
@@ -122,6 +123,9 @@ def test_every_seed_of_the_full_agent_solves_by_episode_100(table):
 
 def test_no_seed_of_the_published_learner_learned_as_fast_on_the_replica_as_on_unity():
     from experiments.published_learner import UNITY_LOG
-    for path in sorted(glob.glob(os.path.join(os.path.dirname(runs.RESULTS), "results", "published_learner", "*.json"))):
+
+    for path in sorted(
+        glob.glob(os.path.join(os.path.dirname(runs.RESULTS), "results", "published_learner", "*.json"))
+    ):
         scores = runs.read_json(path)["scores"]
-        assert np.mean(scores) < np.mean(UNITY_LOG[:len(scores)]), path
+        assert np.mean(scores) < np.mean(UNITY_LOG[: len(scores)]), path

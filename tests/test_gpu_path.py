@@ -1,6 +1,7 @@
 """The GPU's speed path (continuous_control/devices.py) is the lesson's agent: the same batches, the same
 updates, the same priorities. Its tensor code runs on any device, so a CPU checks it against the lesson's
 numpy replay; the CUDA graph is checked against the eager path where a GPU is at hand."""
+
 import numpy as np
 import pytest
 import torch
@@ -33,13 +34,15 @@ def state(agent) -> dict:
     m = agent.memory
     out["priorities"] = torch.as_tensor(m.priorities[np.arange(m.size)]).cpu().double()
     out["recent"] = torch.as_tensor(m.recent).cpu().double()
-    out["states"] = torch.as_tensor(m.states[:m.size]).cpu().double()
+    out["states"] = torch.as_tensor(m.states[: m.size]).cpu().double()
     return out
 
 
 def assert_same(a: dict, b: dict, tol: float) -> None:
     for key in a:
-        assert torch.allclose(a[key], b[key], rtol=tol, atol=tol), f"{key} differs by {(a[key] - b[key]).abs().max():.2e}"
+        assert torch.allclose(a[key], b[key], rtol=tol, atol=tol), (
+            f"{key} differs by {(a[key] - b[key]).abs().max():.2e}"
+        )
 
 
 def test_tensor_path_learns_what_the_lesson_learns():
@@ -82,20 +85,22 @@ def test_variants_of_the_agent_are_refused():
     """The speed path knows the lesson's replay and behaviour only: an ablation's own would be lost. An Ablation
     on CUDA is refused as its config is made."""
     from experiments.ablations import Ablation, AblationAgent
+
     with pytest.raises(ValueError, match=r"\bCPU\b"):
         Ablation(**SMALL, mirror=True, device="cuda")
     with pytest.raises(ValueError, match="MeanPriorityReplay"):
         graphed(AblationAgent)(Ablation(**SMALL, new_priority="mean"), S, A, ARMS)
 
-    class Timed(Agent):                                  # a subclass with the lesson's parts is the lesson's agent
+    class Timed(Agent):  # a subclass with the lesson's parts is the lesson's agent
         pass
+
     assert isinstance(graphed(Timed)(Config(**SMALL), S, A, ARMS).memory, DeviceReplay)
 
 
 @CUDA
 def test_cuda_graph_replays_the_eager_update():
     """The captured update, replayed, does what the same update run eagerly does."""
-    eager = graphed(Agent, capture=False)(Config(**SMALL, device="cuda"), S, A, ARMS)      # no graph at all
+    eager = graphed(Agent, capture=False)(Config(**SMALL, device="cuda"), S, A, ARMS)  # no graph at all
     captured = graphed(Agent)(Config(**SMALL, device="cuda"), S, A, ARMS)
     feed(eager, 60), feed(captured, 60)
     assert captured.graph.calls > 10 and captured.graph.captured is not None

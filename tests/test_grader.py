@@ -2,6 +2,7 @@
 costs one point, a correct blank written another way earns it, patching the comparisons earns nothing, and
 a loop or a runaway allocation costs its blank's point within the time limit. tests/test_nbgrader.py runs
 the same submissions through nbgrader and the sandboxed grading kernel."""
+
 import nbformat
 import pytest
 
@@ -47,7 +48,8 @@ def test_a_blank_cannot_change_the_given_classes_or_torch(checks):
     cheat = SOLVED["ddpg-target"].replace("self.actor_target(s_next)", "self.actor(s_next)") + (
         "\nTwinCritic.forward = lambda self, s, a: torch.zeros(len(s))\n"
         "DDPG.critic_loss = lambda self, q, y, w: (y - q, torch.zeros(()))\n"
-        "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n")
+        "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n"
+    )
     assert "check-ddpg-target" in grade(checks, "ddpg-target", cheat)
     assert grade(checks, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}
 
@@ -63,7 +65,7 @@ def test_an_endless_loop_in_any_blank_costs_that_blank_within_the_time_limit():
         for blank in BLANKS:
             failed = grade(short, blank, looping(SOLVED[blank]))
             assert list(failed) == ["program"] and failed["program"].startswith("TimeoutError"), f"{blank}: {failed}"
-        assert grade(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}     # the next is graded as ever
+        assert grade(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}  # the next is graded as ever
     finally:
         short.close()
 

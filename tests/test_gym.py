@@ -1,5 +1,6 @@
 """The Gymnasium interface (reacher/gym.py) and its SB3 adapter (reacher/sb3.py), at small size:
 the checkers, the time limit at step 1001, autoreset, seeding, the spaces, rendering."""
+
 import warnings
 
 import gymnasium as gym
@@ -19,7 +20,8 @@ def bang_bang(rng, shape):
 
 # --- registration and spaces -------------------------------------------------------------------
 
-@pytest.mark.filterwarnings("ignore:.*maximum and minimum values are equal")   # the hand's constant position
+
+@pytest.mark.filterwarnings("ignore:.*maximum and minimum values are equal")  # the hand's constant position
 def test_ids_make_the_two_environments():
     one = gym.make(rg.ONE_ARM_ID)
     arms = gym.make_vec(rg.ARMS_ID)
@@ -37,7 +39,7 @@ def test_spaces_have_the_replicas_bounds():
     # A's and B's centres within their reach of the shoulder, the goal on its circle, the hand constant
     assert single.high[0] == pytest.approx(4.02, abs=2e-3) and single.high[13] == pytest.approx(10.02, abs=2e-3)
     assert single.high[26] == pytest.approx(8, abs=2e-3) and single.low[27] == pytest.approx(-1, abs=2e-3)
-    np.testing.assert_allclose(single.low[29:32], [0, 1, 0], atol=2e-3)   # within float rounding, not equal bounds
+    np.testing.assert_allclose(single.low[29:32], [0, 1, 0], atol=2e-3)  # within float rounding, not equal bounds
     np.testing.assert_allclose(single.high[29:32], [0, 1, 0], atol=2e-3)
     assert np.all(single.low[29:32] < single.high[29:32])
     assert np.isinf(single.high[7:13]).all(), "velocities have no bound the physics guarantees"
@@ -64,6 +66,7 @@ def test_observations_stay_inside_the_space(actions):
 
 # --- the time limit and autoreset --------------------------------------------------------------
 
+
 def test_step_1001_truncates_every_arm_and_resets_in_the_same_step():
     env, rng = rg.ReacherVectorEnv(), np.random.default_rng(1)
     env.reset(seed=2)
@@ -86,8 +89,11 @@ def test_step_1001_truncates_every_arm_and_resets_in_the_same_step():
 
 def test_the_vector_env_plays_exactly_as_the_unityagents_environment():
     """Same seed, same actions: the same rewards and start states, episode end included."""
-    env, unity, rng = rg.ReacherVectorEnv(episode_steps=MAX_STEPS), ReacherEnvironment(seed=5, verbose=False), \
-        np.random.default_rng(2)
+    env, unity, rng = (
+        rg.ReacherVectorEnv(episode_steps=MAX_STEPS),
+        ReacherEnvironment(seed=5, verbose=False),
+        np.random.default_rng(2),
+    )
     obs, _ = env.reset(seed=5)
     info = unity.reset(train_mode=True)[BRAIN_NAME]
     np.testing.assert_array_equal(obs, info.vector_observations)
@@ -116,6 +122,7 @@ def test_one_arm_truncates_at_1001_and_wants_a_reset():
 
 # --- seeding -----------------------------------------------------------------------------------
 
+
 def play(env, seed, steps=50):
     rng = np.random.default_rng(0)
     obs, _ = env.reset(seed=seed)
@@ -134,10 +141,13 @@ def test_reset_with_a_seed_is_reproducible(make):
 
 def test_the_seed_gives_the_goals_of_the_same_seed_in_reacher_environment():
     obs, _ = rg.ReacherVectorEnv().reset(seed=11)
-    np.testing.assert_array_equal(obs, ReacherEnvironment(seed=11, verbose=False).reset()[BRAIN_NAME].vector_observations)
+    np.testing.assert_array_equal(
+        obs, ReacherEnvironment(seed=11, verbose=False).reset()[BRAIN_NAME].vector_observations
+    )
 
 
 # --- bad input ---------------------------------------------------------------------------------
+
 
 def test_bad_input_is_refused_with_a_reason():
     env = rg.ReacherVectorEnv()
@@ -167,6 +177,7 @@ EXPECTED_WARNINGS = ("minimum value is -infinity", "maximum value is infinity", 
 
 def test_gymnasium_check_env_accepts_one_arm():
     from gymnasium.utils.env_checker import check_env
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(gym.make(rg.ONE_ARM_ID, render_mode="rgb_array").unwrapped, skip_render_check=not _has_gl())
@@ -176,6 +187,7 @@ def test_gymnasium_check_env_accepts_one_arm():
 
 def test_sb3_check_env_accepts_one_arm_without_a_warning():
     from stable_baselines3.common.env_checker import check_env
+
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         check_env(rg.ReacherEnv(), warn=True)
@@ -184,6 +196,7 @@ def test_sb3_check_env_accepts_one_arm_without_a_warning():
 
 def test_one_arm_runs_in_sb3s_dummy_vec_env():
     from stable_baselines3.common.vec_env import DummyVecEnv
+
     venv = DummyVecEnv([lambda: rg.ReacherEnv(episode_steps=3)])
     venv.seed(0)
     venv.reset()
@@ -214,6 +227,7 @@ def test_sb3_stores_the_last_state_and_bootstraps_from_it():
     """A few TD3 steps on 20 arms: at the episode end the replay holds the true last state as the
     next state, and marks the end as a timeout, which SB3 does not treat as terminal."""
     from stable_baselines3 import TD3
+
     venv = rg.sb3_vec_env(episode_steps=5)
     model = TD3("MlpPolicy", venv, learning_starts=1000, buffer_size=1000, seed=0, device="cpu")
     seen = []
@@ -235,6 +249,7 @@ def test_sb3_stores_the_last_state_and_bootstraps_from_it():
 
 def test_sb3_vec_env_refuses_a_next_step_autoreset():
     from reacher.sb3 import GymnasiumVecEnv
+
     sync = gym.vector.SyncVectorEnv([lambda: rg.ReacherEnv()] * 2)
     with pytest.raises(ValueError, match="SAME_STEP"):
         GymnasiumVecEnv(sync)
@@ -242,9 +257,11 @@ def test_sb3_vec_env_refuses_a_next_step_autoreset():
 
 # --- rendering ---------------------------------------------------------------------------------
 
+
 def _has_gl() -> bool:
     try:
         from reacher.render import MujocoView
+
         MujocoView(rg.ReacherEnv().physics, 32, 32).close()
         return True
     except Exception:
@@ -282,7 +299,7 @@ def test_the_20_arm_id_gives_20_arms_when_asked_or_not():
 def test_reset_options_set_the_reset_parameters_or_are_refused():
     envs = gym.make_vec(rg.ARMS_ID)
     obs, _ = envs.reset(seed=0, options={"goal_speed": 0.0})
-    assert np.all(obs[:, 32] == 0.0)                           # the goals' speed, observed
+    assert np.all(obs[:, 32] == 0.0)  # the goals' speed, observed
     with pytest.raises(ValueError, match="goal_size must be in"):
         envs.reset(options={"goal_size": -1.0})
     with pytest.raises(ValueError, match="not a valid parameter"):
@@ -295,7 +312,7 @@ def test_reset_options_set_the_reset_parameters_or_are_refused():
 @pytest.mark.parametrize("make", [rg.ReacherEnv, rg.ReacherVectorEnv])
 def test_a_negative_goal_speed_resets_and_the_env_stays_usable(make):
     env = make()
-    for speed in (-2.0, -360.0, 3.0):                          # goalSpeed is uniform(-1, 1) * goal_speed
+    for speed in (-2.0, -360.0, 3.0):  # goalSpeed is uniform(-1, 1) * goal_speed
         obs, _ = env.reset(seed=0, options={"goal_speed": speed})
         space = env.observation_space
         assert space.contains(obs) and np.all(np.abs(obs[..., 32]) <= abs(speed))

@@ -1,5 +1,6 @@
 """A headless Linux machine whose libEGL cannot be loaded imports, trains and draws: no GL library
 is needed until a frame is asked for, and then the frame is matplotlib's drawing."""
+
 import os
 import subprocess
 import sys
@@ -35,13 +36,14 @@ SCRIPT = textwrap.dedent("""
 
 
 def test_no_loadable_libegl_still_imports_trains_and_draws_with_matplotlib(tmp_path):
-    for name in ("libEGL.so", "libEGL.so.1"):        # present but not loadable, as a broken install is
+    for name in ("libEGL.so", "libEGL.so.1"):  # present but not loadable, as a broken install is
         (tmp_path / name).write_bytes(b"")
-    chosen = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")     # headless, no backend chosen
+    chosen = ("MUJOCO_GL", "PYOPENGL_PLATFORM", "DISPLAY", "WAYLAND_DISPLAY")  # headless, no backend chosen
     env = {k: v for k, v in os.environ.items() if k not in chosen}
     env["LD_LIBRARY_PATH"] = os.pathsep.join(filter(None, [str(tmp_path), env.get("LD_LIBRARY_PATH")]))
-    done = subprocess.run([sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path,
-                          timeout=300)
+    done = subprocess.run(
+        [sys.executable, "-c", SCRIPT], capture_output=True, text=True, env=env, cwd=tmp_path, timeout=300
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "VIEW MatplotlibView (36, 64, 3) GYM (360, 480, 3)" in done.stdout, done.stdout
     assert int(done.stdout.split("UPDATES")[1].split()[0]) > 0, "the agent learned"
@@ -50,7 +52,9 @@ def test_no_loadable_libegl_still_imports_trains_and_draws_with_matplotlib(tmp_p
 
 def test_importing_the_agent_loads_no_display_code():
     """Training needs no notebook stack: the agent imports no IPython, widgets or matplotlib."""
-    code = ("import sys, continuous_control.agent, experiments.runs, experiments.stats; "
-            "print([m for m in ('IPython', 'ipywidgets', 'matplotlib') if m in sys.modules])")
+    code = (
+        "import sys, continuous_control.agent, experiments.runs, experiments.stats; "
+        "print([m for m in ('IPython', 'ipywidgets', 'matplotlib') if m in sys.modules])"
+    )
     out = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=300, check=True)
     assert out.stdout.strip() == "[]"

@@ -2,6 +2,7 @@
 the grading kernel in one made from the hand-out alone, sandboxed by bubblewrap. generate, release, fetch
 and submit as each student, collect, autograde, feedback and export (benchmarks/grading.py's flow), for
 every kind of submission: each blank's points are what its own code earns, whatever the other blanks do."""
+
 import ast
 import csv
 import shutil
@@ -27,7 +28,7 @@ def combined(*names: str) -> dict:
     for name in names:
         sources = KINDS[name][1]
         out.update({blank: source for blank, source in sources.items() if source != SOLVED[blank]})
-        out = {blank: source for blank, source in out.items() if blank in sources}      # a blank left as handed out
+        out = {blank: source for blank, source in out.items() if blank in sources}  # a blank left as handed out
     return out
 
 
@@ -40,9 +41,14 @@ SUBMISSIONS = {
     "correct": (KINDS["correct"][1], set()),
     "empty": (KINDS["empty"][1], set(BLANKS)),
     "alternatives": ({**SOLVED, **grading.ALTERNATIVES}, set()),
-    "mistakes: two bugs, a blank left": (combined(*MISTAKES), {"ddpg-target", "ddpg-soft-update", "n-step-return", "ou-step"}),
-    "cheats and loops": (combined(*ATTACKS, "loop: training path"),
-                         {"importance-weights", "ddpg-soft-update", "sum-tree-walk", "n-step-return"}),
+    "mistakes: two bugs, a blank left": (
+        combined(*MISTAKES),
+        {"ddpg-target", "ddpg-soft-update", "n-step-return", "ou-step"},
+    ),
+    "cheats and loops": (
+        combined(*ATTACKS, "loop: training path"),
+        {"importance-weights", "ddpg-soft-update", "sum-tree-walk", "n-step-return"},
+    ),
 }
 LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
 
@@ -67,20 +73,31 @@ def graded(tmp_path_factory):
     bin_, jupyter_path = environments()
     folder = tmp_path_factory.mktemp("course")
     course = grading.Course(folder, bin_, jupyter_path)
-    course.env["GRADER_TIMEOUT"] = "5"             # a loop costs its blank's point after 5 s instead of 20
+    course.env["GRADER_TIMEOUT"] = "5"  # a loop costs its blank's point after 5 s instead of 20
     course.release()
     course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()})
-    course.commands([(("collect", student.ASSIGNMENT), None), (("autograde", student.ASSIGNMENT, "--create", "--force"), None),
-                     (("generate_feedback", student.ASSIGNMENT, "--force"), None),
-                     (("release_feedback", student.ASSIGNMENT), None), (("export", "--to", folder / "grades.csv"), None)])
+    course.commands(
+        [
+            (("collect", student.ASSIGNMENT), None),
+            (("autograde", student.ASSIGNMENT, "--create", "--force"), None),
+            (("generate_feedback", student.ASSIGNMENT, "--force"), None),
+            (("release_feedback", student.ASSIGNMENT), None),
+            (("export", "--to", folder / "grades.csv"), None),
+        ]
+    )
     return course
 
 
 def test_the_submissions_are_what_they_say():
     attacks = SUBMISSIONS["cheats and loops"][0]
-    assert attacks["importance-weights"] == grading.READS_THE_KEY and attacks["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
+    assert (
+        attacks["importance-weights"] == grading.READS_THE_KEY
+        and attacks["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
+    )
     assert "while True" in attacks["sum-tree-walk"] and "while True" in attacks["n-step-return"]
-    assert "ou-step" not in SUBMISSIONS["mistakes: two bugs, a blank left"][0] and set(grading.ALTERNATIVES) == set(BLANKS)
+    assert "ou-step" not in SUBMISSIONS["mistakes: two bugs, a blank left"][0] and set(grading.ALTERNATIVES) == set(
+        BLANKS
+    )
 
 
 def test_each_blank_earns_its_point_by_its_own_code_alone(graded):
@@ -127,6 +144,11 @@ def test_the_handouts_environment_imports_everything_the_lab_imports(tmp_path):
                     modules.add(node.module)
     assert {"torch", "reacher", "continuous_control.results"} <= modules
     script = "import importlib, sys\nfor m in sys.argv[1:]: importlib.import_module(m)"
-    done = subprocess.run([str(python), "-I", "-c", script, *sorted(modules)], capture_output=True, text=True, cwd=tmp_path,
-                          env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"})
+    done = subprocess.run(
+        [str(python), "-I", "-c", script, *sorted(modules)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
+    )
     assert done.returncode == 0, done.stderr[-2000:]

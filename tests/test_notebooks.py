@@ -1,5 +1,6 @@
 """The notebooks, their jupytext twins and the exported agent hold the same code; the committed
 notebooks are executed and read well where no kernel runs; cells are short enough to read."""
+
 import json
 import os
 
@@ -15,8 +16,10 @@ LONGEST_CODE_CELL = {"Continuous_Control.ipynb": 60, "Report.ipynb": 25}
 
 
 def cells(path):
-    return [(c.cell_type, c.source.strip(), c.metadata.get("tags", []))
-            for c in jupytext.read(os.path.join(ROOT, path)).cells]
+    return [
+        (c.cell_type, c.source.strip(), c.metadata.get("tags", []))
+        for c in jupytext.read(os.path.join(ROOT, path)).cells
+    ]
 
 
 def notebook(name):
@@ -27,7 +30,8 @@ def notebook(name):
 @pytest.mark.parametrize("notebook_name, twin", PAIRS)
 def test_notebook_and_twin_are_in_sync(notebook_name, twin):
     assert cells(notebook_name) == cells(twin), (
-        f"{notebook_name} and {twin} differ: run `jupytext --sync {notebook_name}` (or edit one and sync)")
+        f"{notebook_name} and {twin} differ: run `jupytext --sync {notebook_name}` (or edit one and sync)"
+    )
 
 
 def test_exported_agent_is_the_notebooks_code():
@@ -39,7 +43,11 @@ def test_exported_agent_is_the_notebooks_code():
 
 def test_export_follows_an_edit_of_the_notebook(tmp_path):
     nb = notebook("Continuous_Control.ipynb")
-    cell = next(c for c in nb["cells"] if "export" in c["metadata"].get("tags", []) and "self.updates += 1" in "".join(c["source"]))
+    cell = next(
+        c
+        for c in nb["cells"]
+        if "export" in c["metadata"].get("tags", []) and "self.updates += 1" in "".join(c["source"])
+    )
     cell["source"] = "".join(cell["source"]).replace("self.updates += 1", "self.updates += 2")
     edited = tmp_path / "edited.ipynb"
     edited.write_text(json.dumps(nb), encoding="utf-8")
@@ -93,7 +101,9 @@ def test_saved_outputs_read_well_without_a_kernel(notebook_name):
 def test_both_twins_pair_the_same_way():
     """The .ipynb and its twin name the same jupytext formats, so either can be synced from the other."""
     for notebook_name, twin in PAIRS:
-        formats = {jupytext.read(os.path.join(ROOT, path)).metadata["jupytext"]["formats"] for path in (notebook_name, twin)}
+        formats = {
+            jupytext.read(os.path.join(ROOT, path)).metadata["jupytext"]["formats"] for path in (notebook_name, twin)
+        }
         assert formats == {"ipynb,twins//py:percent"}, (notebook_name, formats)
 
 
@@ -101,11 +111,14 @@ def test_the_static_page_shows_the_replay_frame_and_no_widget_view():
     """nbconvert's HTML (as nbviewer and GitHub show it) of the committed lesson: the replay panel's
     cell shows its still frame, and no output is a widget view, which a page without a kernel cannot draw."""
     from nbconvert import HTMLExporter
+
     nb = nbformat.read(os.path.join(ROOT, "Continuous_Control.ipynb"), as_version=4)
-    assert "widgets" not in nb.metadata, "saved widget state: execute with --ExecutePreprocessor.store_widget_state=False"
+    assert "widgets" not in nb.metadata, (
+        "saved widget state: execute with --ExecutePreprocessor.store_widget_state=False"
+    )
     html, _ = HTMLExporter().from_notebook_node(nb)
     assert 'type="application/vnd.jupyter.widget-view+json"' not in html
-    replay = html[html.index("replay_panel"):]
+    replay = html[html.index("replay_panel") :]
     frame = replay.index("data:image/png;base64,")
     assert frame < replay.index("Replay:"), "the replay cell shows no frame before its printed line"
 
@@ -114,14 +127,21 @@ def test_the_lessons_effect_cells_and_imports_survive_re_running_a_cell_out_of_o
     """A name a cell imports is never rebound by another cell, and the cells that show measured effects
     read only `effects`, bound in one cell: each can run again after any later section."""
     import ast
+
     trees = [ast.parse(source) for kind, source, _ in cells("Continuous_Control.ipynb") if kind == "code"]
     imported, assigned = {}, {}
     for k, tree in enumerate(trees):
         for node in tree.body:
             if isinstance(node, (ast.Import, ast.ImportFrom)):
                 imported.update({(a.asname or a.name).split(".")[0]: k for a in node.names})
-            targets = [node.target] if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For)) else getattr(node, "targets", [])
-            for name in (n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)):
+            targets = (
+                [node.target]
+                if isinstance(node, (ast.AnnAssign, ast.AugAssign, ast.For))
+                else getattr(node, "targets", [])
+            )
+            for name in (
+                n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)
+            ):
                 assigned.setdefault(name, set()).add(k)
     assert {name: cells_ for name, cells_ in assigned.items() if name in imported} == {}
     effect_cells = [t for t in trees if any(isinstance(n, ast.Name) and n.id == "effects" for n in ast.walk(t))]

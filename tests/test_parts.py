@@ -2,6 +2,7 @@
 episode's end, the sum tree's walk, the replay's stratified sampling and priorities, the noisy layers,
 the Ornstein-Uhlenbeck noise, the agent's schedules (n, learning interval, warm-up, beta) and the
 three steps of a DDPG update."""
+
 import numpy as np
 import pytest
 import torch
@@ -101,7 +102,7 @@ def test_after_a_flush_the_next_episode_starts_with_an_empty_window():
     push_steps(acc, [1, 2])
     flush(acc, 2)
     assert acc.count == 0
-    push_steps(acc, [5])                            # the new episode's one step: only it is flushed
+    push_steps(acc, [5])  # the new episode's one step: only it is flushed
     s, a, ret, s_next, disc = flush(acc, 1)
     np.testing.assert_array_equal(ret, [5, 50])
     np.testing.assert_array_equal(s, arms_step(0, 0)[0])
@@ -166,7 +167,7 @@ def test_each_draw_falls_in_its_own_equal_segment_of_the_total():
         np.testing.assert_array_equal(idx, [0, 0, 0, 1])
         np.testing.assert_allclose(weights, [1 / 3, 1 / 3, 1 / 3, 1], rtol=1e-6)
     _, weights, _ = m.sample(4, beta=0.5)
-    np.testing.assert_allclose(weights, [3 ** -0.5] * 3 + [1], rtol=1e-6)
+    np.testing.assert_allclose(weights, [3**-0.5] * 3 + [1], rtol=1e-6)
 
 
 class TopOfTheUnitInterval:
@@ -202,18 +203,18 @@ def test_with_a_window_of_one_new_transitions_enter_at_the_last_updates_largest_
 def test_the_window_forgets_updates_older_than_its_length():
     """window 4: after updates whose largest are 0.9, 0.8, 0.1, 0.2, 0.3, 0.4, the last four remain."""
     m = replay(window=4, size=2)
-    assert m.entry_priority == 1.0                    # before any update: p = 1
+    assert m.entry_priority == 1.0  # before any update: p = 1
     for k, largest in enumerate([0.9, 0.8, 0.1, 0.2, 0.3, 0.4]):
         m.update_priorities(np.array([0, 1]), np.array([largest, 0.05]))
         assert m.updates == k + 1
         if k == 1:
-            assert m.entry_priority == 1.0            # two of the four slots still hold the initial 1
+            assert m.entry_priority == 1.0  # two of the four slots still hold the initial 1
     assert m.entry_priority == pytest.approx(0.4)
 
 
 def test_adding_past_the_capacity_overwrites_the_oldest():
     m = replay(capacity=4, size=3)
-    add(m, [10, 11, 12])                              # slots 3, 0, 1
+    add(m, [10, 11, 12])  # slots 3, 0, 1
     assert (m.size, m.next) == (4, 2)
     np.testing.assert_array_equal(m.returns, [11, 12, 2, 10])
     np.testing.assert_array_equal(m.states[:, 0], [11, 12, 2, 10])
@@ -228,7 +229,7 @@ def test_a_noisy_layer_starts_with_uniform_means_and_sigma0_over_sqrt_fan_in():
     for mean in (layer.weight_mean, layer.bias_mean):
         assert mean.abs().max() <= 0.5 and mean.min() < -0.45 and mean.max() > 0.45
     assert torch.all(layer.weight_sigma == 0.15) and torch.all(layer.bias_sigma == 0.15)
-    assert torch.all(NoisyLinear(16, 3).weight_sigma == 0.125)      # sigma0 0.5 by default, as in [4]
+    assert torch.all(NoisyLinear(16, 3).weight_sigma == 0.125)  # sigma0 0.5 by default, as in [4]
 
 
 def test_a_noisy_layers_weights_are_the_means_plus_sigma_times_the_outer_product_of_f_eps():
@@ -253,7 +254,7 @@ def test_drawing_into_a_plain_actor_gives_the_noisy_actors_output_with_that_nois
     noisy.set_noise(eps)
     with_noise = noisy(s)
     torch.testing.assert_close(plain(s), with_noise)
-    noisy.draw(torch.zeros(noisy.noise_size), into=plain)        # zeros: the mean weights
+    noisy.draw(torch.zeros(noisy.noise_size), into=plain)  # zeros: the mean weights
     noisy.set_noise(None)
     torch.testing.assert_close(plain(s), noisy(s))
     assert not torch.allclose(plain(s), with_noise)
@@ -327,8 +328,14 @@ def test_beta_rises_linearly_from_beta_start_to_one_and_stays_there():
 # --- the three steps of a DDPG update ---
 def ddpg(tau=0.005):
     torch.manual_seed(0)
-    return DDPG(Config(hidden=(8, 8), tau=tau), Actor(S, A, (8, 8)), Actor(S, A, (8, 8)), Critic(S, A, (8, 8)),
-                Critic(S, A, (8, 8)), S)
+    return DDPG(
+        Config(hidden=(8, 8), tau=tau),
+        Actor(S, A, (8, 8)),
+        Actor(S, A, (8, 8)),
+        Critic(S, A, (8, 8)),
+        Critic(S, A, (8, 8)),
+        S,
+    )
 
 
 def set_constant(critic, value):
@@ -393,8 +400,8 @@ def test_without_a_window_new_transitions_enter_at_the_last_updates_largest_prio
     m = PrioritizedReplay(8, 1, 1, 1.0, 0.0, np.random.default_rng(0))
     m.update_priorities(np.array([0]), np.array([0.9]))
     m.update_priorities(np.array([1]), np.array([0.2]))
-    assert m.entry_priority == pytest.approx(0.2)      # a window of 2 would give 0.9
+    assert m.entry_priority == pytest.approx(0.2)  # a window of 2 would give 0.9
 
 
 def test_the_sum_tree_holds_two_nodes_per_leaf_and_no_more():
-    assert SumTree(5).tree.size == 2 * SumTree(5).leaves == 16      # a million transitions: memory counts
+    assert SumTree(5).tree.size == 2 * SumTree(5).leaves == 16  # a million transitions: memory counts

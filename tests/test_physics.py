@@ -1,13 +1,48 @@
 """The replica against its specification (doc/environment.md): observation, reward, episodes."""
+
 import numpy as np
 
 from reacher import BRAIN_NAME, ReacherEnvironment, scripted_actions
 
 # spec, Observation: a reset state printed by the Udacity build (goal 46 degrees).
-UDACITY_RESET = np.array([
-    0.0, -4.0, 0.0, 1.0, -0.0, -0.0, -4.37113883e-08, 0, 0, 0, 0, 0, 0,
-    0.0, -10.0, 0.0, 1.0, -0.0, -0.0, -4.37113883e-08, 0, 0, 0, 0, 0, 0,
-    5.75471878, -1.0, 5.55726624, 0.0, 1.0, 0.0, -1.68164849e-01], np.float32)
+UDACITY_RESET = np.array(
+    [
+        0.0,
+        -4.0,
+        0.0,
+        1.0,
+        -0.0,
+        -0.0,
+        -4.37113883e-08,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0.0,
+        -10.0,
+        0.0,
+        1.0,
+        -0.0,
+        -0.0,
+        -4.37113883e-08,
+        0,
+        0,
+        0,
+        0,
+        0,
+        0,
+        5.75471878,
+        -1.0,
+        5.55726624,
+        0.0,
+        1.0,
+        0.0,
+        -1.68164849e-01,
+    ],
+    np.float32,
+)
 
 
 def rotate(q_xyzw, v):
@@ -54,8 +89,9 @@ def test_shapes_and_types(env):
 
 
 def test_rewards_are_float32_sums_and_done_on_step_1001(env):
-    allowed = {float(np.float32(0.01) * 0)} | {float(np.cumsum([np.float32(0.01)] * k, dtype=np.float32)[-1])
-                                                  for k in range(1, 5)}
+    allowed = {float(np.float32(0.01) * 0)} | {
+        float(np.cumsum([np.float32(0.01)] * k, dtype=np.float32)[-1]) for k in range(1, 5)
+    }
     assert 0.03999999910593033 in allowed
     env.reset()
     seen, step = set(), 0
@@ -92,13 +128,13 @@ def test_torque_directions_follow_unity_left_handed_axes(env):
     +X takes -Y (the hanging arm) toward -Z, and one about +Z takes it toward +X."""
     env.reset()
     action = np.zeros((20, 4))
-    action[:, 0] = 1.0                       # torque +X on the upper arm
+    action[:, 0] = 1.0  # torque +X on the upper arm
     obs = env.step(action)[BRAIN_NAME].vector_observations
     assert np.all(obs[:, 2] < -1e-3) and np.all(np.abs(obs[:, 0]) < 1e-6)
-    assert np.all(obs[:, 7] > 0)             # angular velocity about +X
+    assert np.all(obs[:, 7] > 0)  # angular velocity about +X
     env.reset()
     action = np.zeros((20, 4))
-    action[:, 1] = 1.0                       # torque +Z on the upper arm
+    action[:, 1] = 1.0  # torque +Z on the upper arm
     obs = env.step(action)[BRAIN_NAME].vector_observations
     assert np.all(obs[:, 0] > 1e-3) and np.all(np.abs(obs[:, 2]) < 1e-6)
     assert np.all(obs[:, 9] > 0)
@@ -130,6 +166,7 @@ def test_same_seed_same_trajectory():
             info = env.step(rng.uniform(-1, 1, (20, 4)))[BRAIN_NAME]
             out.append(info.vector_observations)
         return np.array(out)
+
     np.testing.assert_array_equal(trajectory(7), trajectory(7))
     assert not np.array_equal(trajectory(7)[0], trajectory(8)[0])
 
@@ -154,6 +191,7 @@ def test_one_arm_version():
 
 def test_seed_makes_the_next_episodes_those_of_a_fresh_environment():
     from reacher import ReacherEnvironment, play
+
     used, fresh = ReacherEnvironment(seed=5, verbose=False), ReacherEnvironment(seed=0, verbose=False)
     play(used, lambda info: np.ones((20, 4)), steps=30)
     used.seed(0)

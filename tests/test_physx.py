@@ -1,12 +1,21 @@
 """The PhysX frame pipeline (reacher/physx.py): the cap before the joint solve, joints held,
 the chosen joint model's behaviour, and no NaN, inf or overflow under hostile actions."""
+
 import itertools
 
 import numpy as np
 import pytest
 
 from reacher import BRAIN_NAME, ReacherEnvironment, physx
-from reacher.physics import DEFAULT_JOINT_MODEL, DRAG_FACTOR, FRAME_DT, GRAVITY, JOINT_MODELS, MAX_ANGULAR_SPEED, ReacherPhysics
+from reacher.physics import (
+    DEFAULT_JOINT_MODEL,
+    DRAG_FACTOR,
+    FRAME_DT,
+    GRAVITY,
+    JOINT_MODELS,
+    MAX_ANGULAR_SPEED,
+    ReacherPhysics,
+)
 
 HALF_PI = np.pi / 2
 
@@ -22,9 +31,22 @@ def pre_solve_pose(physics):
 def one_frame(physics, actions):
     """Step one physics frame directly (no goal motion, no reward)."""
     hands = np.empty((1, physics.num_agents, 3))
-    physx.step(physics._model_id, physics.coords, physics.velocities, physics.torques(actions),
-               physics._origins_m, physics._inertia, 1, FRAME_DT, GRAVITY, DRAG_FACTOR,
-               MAX_ANGULAR_SPEED, hands, physics._qpos, physics._axes)
+    physx.step(
+        physics._model_id,
+        physics.coords,
+        physics.velocities,
+        physics.torques(actions),
+        physics._origins_m,
+        physics._inertia,
+        1,
+        FRAME_DT,
+        GRAVITY,
+        DRAG_FACTOR,
+        MAX_ANGULAR_SPEED,
+        hands,
+        physics._qpos,
+        physics._axes,
+    )
 
 
 def test_cap_and_drag_act_on_each_body_before_the_solver():
@@ -66,7 +88,7 @@ def test_torque_along_the_link_is_capped_together_with_the_swing():
         np.testing.assert_allclose(physics.pivots[0, 1] - physics.pivots[0, 0], [7.02, 0, 0], atol=1e-9)
     one_frame(swing_only, np.array([[0.0, 1.0, 0.0, 0.0]]))
     one_frame(with_spin, np.array([[1.0, 1.0, 0.0, 0.0]]))
-    swing = lambda p: abs(p.velocities[0, 0, 1, 2])       # A's angular velocity about world z
+    swing = lambda p: abs(p.velocities[0, 0, 1, 2])  # A's angular velocity about world z
     assert swing(with_spin) < 0.5 * swing(swing_only)
 
 
@@ -90,8 +112,10 @@ def test_joints_hold_and_velocities_are_those_of_the_pose_before_the_frame(joint
             np.testing.assert_allclose(basis.T @ coef, rel, atol=1e-9)
     shoulder, elbow, com_a, com_b = points[:, 0], points[:, 1], points[:, 2], points[:, 3]
     np.testing.assert_allclose(v[:, 0], np.cross(w[:, 0], com_a - shoulder), atol=1e-9)
-    np.testing.assert_allclose(v[:, 1], np.cross(w[:, 0], elbow - shoulder) + np.cross(w[:, 1], com_b - elbow), atol=1e-9)
-    assert np.abs(w).max() > 0.5                           # the arms do move
+    np.testing.assert_allclose(
+        v[:, 1], np.cross(w[:, 0], elbow - shoulder) + np.cross(w[:, 1], com_b - elbow), atol=1e-9
+    )
+    assert np.abs(w).max() > 0.5  # the arms do move
     # The links keep their lengths (the pivots are held exactly).
     np.testing.assert_allclose(np.linalg.norm(physics.pivots[:, 1] - physics.pivots[:, 0], axis=1), 7.02)
     np.testing.assert_allclose(np.linalg.norm(physics.hand - physics.pivots[:, 1], axis=1), 6.0)
@@ -118,14 +142,15 @@ def test_chosen_joint_model_is_two_hinges_x_then_z():
 
 
 @pytest.mark.parametrize("joint_model", JOINT_MODELS)
-@pytest.mark.parametrize("pose", [(0, HALF_PI), (0, -HALF_PI), (HALF_PI, 0), (-HALF_PI, 0)],
-                         ids=["+X", "-X", "-Z", "+Z"])     # the upper arm's direction with hinges_xz
+@pytest.mark.parametrize(
+    "pose", [(0, HALF_PI), (0, -HALF_PI), (HALF_PI, 0), (-HALF_PI, 0)], ids=["+X", "-X", "-Z", "+Z"]
+)  # the upper arm's direction with hinges_xz
 def test_no_gimbal_lock_along_the_axes(joint_model, pose):
     """A link pointing along +-X or +-Z stays finite and can still be swung out of that pose."""
     physics = ReacherPhysics(4, seed=0, joint_model=joint_model)
     start = np.zeros((4, 4))
     start[:, :2] = pose
-    start[:, 2:] = pose                                   # the elbow bent the same way
+    start[:, 2:] = pose  # the elbow bent the same way
     physics.set_pose(start)
     hand = physics.hand.copy()
     actions = np.array([[1, 0, 0, 0], [0, 1, 0, 0], [-1, 1, 1, -1], [0, 0, 1, 1]], float)

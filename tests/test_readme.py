@@ -5,6 +5,7 @@ number is checked against `experiments.runs`, computed from checkpoints/ and res
 precision the README prints it: a single run's value, or `median [min-max]` over the seeds the
 row's first cell names (`seeds 0-9`).
 """
+
 import os
 import re
 
@@ -18,8 +19,13 @@ with open(os.path.join(ROOT, "README.md"), encoding="utf-8") as f:
 
 MAX_WORDS = 1500
 # A header cell, lowercased, names its measure when it contains the key; the first key that matches wins.
-COLUMNS = [("solved at", "solved_at"), ("first episode", "first_30"), ("worst arm", "worst_arm_1_100"),
-           ("mean of episodes 1-100", "mean_1_100"), ("processor", "processor")]
+COLUMNS = [
+    ("solved at", "solved_at"),
+    ("first episode", "first_30"),
+    ("worst arm", "worst_arm_1_100"),
+    ("mean of episodes 1-100", "mean_1_100"),
+    ("processor", "processor"),
+]
 NUMBER = r"\d+(?:\.\d+)?"
 
 
@@ -43,7 +49,7 @@ def results_table() -> tuple[list[str], list[list[str]]]:
     assert measures[0] is None and all(measures[1:]), f"unrecognised columns in {header}"
     assert set(lines[k + 1].replace("|", "").strip()) <= set("-: "), "the header row has no separator row"
     body = []
-    for line in lines[k + 2:]:
+    for line in lines[k + 2 :]:
         if not line.lstrip().startswith("|"):
             break
         body.append(cells(line))
@@ -55,7 +61,7 @@ def agrees(printed: str, value: float) -> bool:
     """`printed` is `value` rounded to the decimals printed (a value halfway between two roundings,
     such as a median of 12.5 printed as 12 or 13, needs another decimal)."""
     decimals = len(printed.split(".")[1]) if "." in printed else 0
-    return abs(float(printed) - float(value)) < 0.5 * 10 ** -decimals - 1e-9
+    return abs(float(printed) - float(value)) < 0.5 * 10**-decimals - 1e-9
 
 
 def row_named(body, text: str) -> list[str]:
@@ -108,6 +114,7 @@ def test_the_ten_seeds():
         found = re.fullmatch(rf"({NUMBER}) \[({NUMBER})-({NUMBER})\]", cell)
         assert found, f"{measure}: {cell!r} is not 'median [min-max]'"
         values = FULL[measure].to_numpy(float)
-        for printed, value, what in zip(found.groups(), (np.median(values), values.min(), values.max()),
-                                        ("median", "min", "max")):
+        for printed, value, what in zip(
+            found.groups(), (np.median(values), values.min(), values.max()), ("median", "min", "max")
+        ):
             assert agrees(printed, value), f"{measure} {what}: the README says {printed}, results/full/ gives {value}"

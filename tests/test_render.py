@@ -1,4 +1,5 @@
 """Rendering draws the arms without touching the simulation, with or without OpenGL."""
+
 import numpy as np
 import pytest
 
@@ -14,7 +15,7 @@ def random_policy(seed):
 def mujoco_view_or_skip(physics, *size):
     try:
         return MujocoView(physics, *size)
-    except Exception as error:       # no OpenGL context on this machine
+    except Exception as error:  # no OpenGL context on this machine
         pytest.skip(f"no OpenGL context: {error}")
 
 
@@ -22,8 +23,11 @@ def mujoco_view_or_skip(physics, *size):
 def test_rendering_does_not_change_the_episode(view_class):
     """Same seed, same actions: identical scores and final states with and without frames."""
     plain, drawn = ReacherEnvironment(seed=3, verbose=False), ReacherEnvironment(seed=3, verbose=False)
-    view = (mujoco_view_or_skip(drawn.physics, 160, 90) if view_class == "mujoco"
-            else MatplotlibView(drawn.physics, 160, 90))
+    view = (
+        mujoco_view_or_skip(drawn.physics, 160, 90)
+        if view_class == "mujoco"
+        else MatplotlibView(drawn.physics, 160, 90)
+    )
     frames, drawn_scores = record(drawn, random_policy(0), steps=40, every=10, view=view)
     _, plain_scores = record(plain, random_policy(0), steps=40, every=40, view=lambda: None)
     np.testing.assert_array_equal(drawn_scores, plain_scores)
@@ -35,9 +39,9 @@ def test_rendering_does_not_change_the_episode(view_class):
 def test_frame_shows_arms_and_goals():
     env = ReacherEnvironment(seed=0, verbose=False)
     frames, _ = record(env, random_policy(0), steps=20, every=20, view=MatplotlibView(env.physics, 320, 180))
-    frame = frames[-1]          # at reset the arms hang straight down: from above, only dots
-    blue = (frame[..., 2] > 150) & (frame[..., 0] < 100)      # arms
-    green = (frame[..., 1] > 150) & (frame[..., 0] < 180) & (frame[..., 2] < 180)   # goals
+    frame = frames[-1]  # at reset the arms hang straight down: from above, only dots
+    blue = (frame[..., 2] > 150) & (frame[..., 0] < 100)  # arms
+    green = (frame[..., 1] > 150) & (frame[..., 0] < 180) & (frame[..., 2] < 180)  # goals
     assert blue.sum() > 100 and green.sum() > 100
 
 
@@ -46,6 +50,7 @@ def test_make_view_falls_back_without_opengl(monkeypatch):
 
     def no_gl(*args, **kwargs):
         raise RuntimeError("no OpenGL context")
+
     monkeypatch.setattr(render, "MujocoView", no_gl)
     view = render.make_view(ReacherEnvironment(seed=0, verbose=False).physics, 64, 36)
     assert isinstance(view, MatplotlibView) and "no OpenGL context" in view.reason
@@ -55,6 +60,7 @@ def test_gif_holds_every_frame():
     import io
 
     from PIL import Image
+
     frames = [np.full((20, 30, 3), v, np.uint8) for v in (0, 120, 240)]
     data = to_gif(frames, fps=10)
     gif = Image.open(io.BytesIO(data))

@@ -1,6 +1,7 @@
 """A trained run is never destroyed: a failed checkpoint write, a full disk, a run of no episodes, a
 resume into another environment, float64 observations or a smoke run leave the files as they were
 or whole, and nothing behind."""
+
 import os
 import subprocess
 import sys
@@ -20,20 +21,31 @@ NO_SPACE = OSError(28, "No space left on device")
 
 
 def run(run_dir, episodes=1, arms=20, resume=False):
-    return train(Config(**SMALL), ReacherEnvironment(num_agents=arms, seed=0, verbose=False), str(run_dir), episodes,
-                 resume=resume, live=False, checkpoint_every=1)
+    return train(
+        Config(**SMALL),
+        ReacherEnvironment(num_agents=arms, seed=0, verbose=False),
+        str(run_dir),
+        episodes,
+        resume=resume,
+        live=False,
+        checkpoint_every=1,
+    )
 
 
 def files(folder) -> dict:
     """Every file under `folder`, relative path: bytes."""
-    return {os.path.relpath(os.path.join(d, f), folder): Path(d, f).read_bytes()
-            for d, _, names in os.walk(folder) for f in names}
+    return {
+        os.path.relpath(os.path.join(d, f), folder): Path(d, f).read_bytes()
+        for d, _, names in os.walk(folder)
+        for f in names
+    }
 
 
 def test_a_run_whose_checkpoints_cannot_be_written_still_writes_its_results(tmp_path, monkeypatch, capsys):
     def disk_full(f, **arrays):
         f.write(b"part of a checkpoint")
         raise NO_SPACE
+
     monkeypatch.setattr(checkpoints.np, "savez", disk_full)
     history = run(tmp_path, 2)
     err = capsys.readouterr().err
@@ -84,8 +96,14 @@ def test_a_smoke_run_leaves_nothing_behind(tmp_path, smoke):
         if smoke:
             open(os.path.join(run_dir, "scores.csv"), "w").write("episode\\n")
     """)
-    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True, timeout=120,
-                         env={**os.environ, "SMOKE": smoke, "RESUME": "yes", "TMPDIR": str(tmp_path)}).stdout.split()
+    out = subprocess.run(
+        [sys.executable, "-c", script],
+        capture_output=True,
+        text=True,
+        check=True,
+        timeout=120,
+        env={**os.environ, "SMOKE": smoke, "RESUME": "yes", "TMPDIR": str(tmp_path)},
+    ).stdout.split()
     assert out[:2] == [str(smoke == "1"), "True"]
     if smoke == "1":
         assert out[2].startswith(str(tmp_path)) and os.listdir(tmp_path) == []

@@ -1,5 +1,6 @@
 """The table of runs (experiments/runs.py): its measures on a run whose numbers are known, and its
 refusal of a damaged results folder, naming the folder."""
+
 import json
 import os
 import shutil
@@ -12,7 +13,8 @@ from experiments import runs
 
 
 def fake_run(folder, seed, means, variant=None, **summary):
-    """A run folder as training leaves it (its config.json holds only the seed): every arm scores the episode's mean, but arm 0 is 1 below
+    """A run folder as training leaves it (its config.json holds only the seed): every arm scores the episode's
+    mean, but arm 0 is 1 below
     and arm 1 is 1 above."""
     os.makedirs(folder)
     means = np.asarray(means, float)
@@ -20,20 +22,43 @@ def fake_run(folder, seed, means, variant=None, **summary):
     arms[:, 0] -= 1.0
     arms[:, 1] += 1.0
     episodes = np.arange(1, len(means) + 1)
-    np.savetxt(os.path.join(folder, "scores.csv"), np.column_stack([episodes, means, means - 1, means + 1, means, episodes]),
-               delimiter=",", header="episode,mean,min,max,avg100,wall_seconds", comments="")
-    np.savetxt(os.path.join(folder, "arm_scores.csv"), np.column_stack([episodes, arms]), delimiter=",",
-               header="episode," + ",".join(f"arm{k}" for k in range(20)), comments="")
+    np.savetxt(
+        os.path.join(folder, "scores.csv"),
+        np.column_stack([episodes, means, means - 1, means + 1, means, episodes]),
+        delimiter=",",
+        header="episode,mean,min,max,avg100,wall_seconds",
+        comments="",
+    )
+    np.savetxt(
+        os.path.join(folder, "arm_scores.csv"),
+        np.column_stack([episodes, arms]),
+        delimiter=",",
+        header="episode," + ",".join(f"arm{k}" for k in range(20)),
+        comments="",
+    )
     with open(os.path.join(folder, "config.json"), "w") as f:
         json.dump({"seed": seed}, f)
     with open(os.path.join(folder, "summary.json"), "w") as f:
-        json.dump({"seed": seed, "variant": variant, "solved_at": None, "wall_seconds": 120.0,
-                   "wall_seconds_to_solve": None, "episodes": len(means), "commit": "abc1234",
-                   "processor": "Example CPU", **summary}, f)
+        json.dump(
+            {
+                "seed": seed,
+                "variant": variant,
+                "solved_at": None,
+                "wall_seconds": 120.0,
+                "wall_seconds_to_solve": None,
+                "episodes": len(means),
+                "commit": "abc1234",
+                "processor": "Example CPU",
+                **summary,
+            },
+            f,
+        )
 
 
 def test_a_runs_measures_are_its_first_100_episodes(tmp_path):
-    means = np.r_[np.linspace(0, 40, 90), np.full(10, 20.0), np.full(10, 5.0)]   # 110 episodes: the last 10 must not count
+    means = np.r_[
+        np.linspace(0, 40, 90), np.full(10, 20.0), np.full(10, 5.0)
+    ]  # 110 episodes: the last 10 must not count
     fake_run(tmp_path / "full" / "seed3", 3, means, eval_arm_means=[38.0] * 19 + [30.0], eval_noise_free_5=[37.6] * 5)
     row = runs.load(str(tmp_path)).iloc[0]
     assert (row.variant, row.seed, row.processor, row.commit) == ("full", 3, "Example CPU", "abc1234")
@@ -49,9 +74,17 @@ def test_a_run_that_never_reached_30_is_ordered_last(tmp_path):
     assert runs.load(str(tmp_path)).first_30[0] == runs.NEVER
 
 
-@pytest.mark.parametrize("damage, names", [
-    ("short", "arm_scores.csv"), ("no summary", "seed3"), ("other seed", "seed3"), ("stray", "seed3.bak"),
-    ("other variant", "seed3"), ("empty value", "scores.csv")])
+@pytest.mark.parametrize(
+    "damage, names",
+    [
+        ("short", "arm_scores.csv"),
+        ("no summary", "seed3"),
+        ("other seed", "seed3"),
+        ("stray", "seed3.bak"),
+        ("other variant", "seed3"),
+        ("empty value", "scores.csv"),
+    ],
+)
 def test_a_damaged_folder_is_refused_naming_it(tmp_path, damage, names):
     folder = tmp_path / "full" / "seed3"
     fake_run(folder, 3, np.full(100, 35.0), variant="full")
@@ -69,7 +102,7 @@ def test_a_damaged_folder_is_refused_naming_it(tmp_path, damage, names):
         shutil.copytree(folder, tmp_path / "full" / "seed3.bak")
     else:
         lines = (folder / "scores.csv").read_text().splitlines()
-        lines[1] = lines[1].split(",", 1)[0] + ",," + lines[1].split(",", 2)[2]     # episode 1's mean left empty
+        lines[1] = lines[1].split(",", 1)[0] + ",," + lines[1].split(",", 2)[2]  # episode 1's mean left empty
         (folder / "scores.csv").write_text("\n".join(lines))
     with pytest.raises(runs.RunError, match=names.replace(".", r"\.")):
         runs.load(str(tmp_path))
@@ -88,6 +121,7 @@ def test_the_saved_results_load_with_provenance_as_fields():
 def test_a_damaged_run_folder_is_refused_naming_its_file(tmp_path, damage):
     """The package's load_run, and the analyses' measure, which reads a folder through it, name the file."""
     from continuous_control.results import load_run
+
     folder = tmp_path / "run"
     shutil.copytree(os.path.join(ROOT, "checkpoints"), folder, ignore=shutil.ignore_patterns("resume*", ".lock"))
     if damage == "an arm column gone":

@@ -1,4 +1,5 @@
 """The replica's reward geometry and dynamics allow Unity's scores, and chance does not."""
+
 import numpy as np
 
 from reacher import play, scripted_actions

@@ -1,5 +1,6 @@
 """The comparisons (experiments/stats.py): the rule on data whose answer is known, and every interval
 and p-value the report and the lesson show, recomputed independently from the run folders' CSVs."""
+
 import csv
 import glob
 import itertools
@@ -18,8 +19,11 @@ from experiments.variants import LABELS
 
 def table_of(full, variant, measure="mean_1_100"):
     """A table of runs with these values for the full agent and a variant "v", seed by seed."""
-    rows = [{"group": "agent", "variant": name, "seed": k, "processor": "P", "version": 1, measure: x}
-            for name, values in (("full", full), ("v", variant)) for k, x in enumerate(values)]
+    rows = [
+        {"group": "agent", "variant": name, "seed": k, "processor": "P", "version": 1, measure: x}
+        for name, values in (("full", full), ("v", variant))
+        for k, x in enumerate(values)
+    ]
     return pd.DataFrame(rows)
 
 
@@ -51,7 +55,7 @@ def test_the_peers_two_sample_test_is_exact_over_every_split():
     splits = [np.mean(pooled[list(c)]) - np.mean(np.delete(pooled, c)) for c in itertools.combinations(range(9), 3)]
     assert row["mean"] == pytest.approx(observed)
     tail = min(np.mean(np.array(splits) <= observed + 1e-12), np.mean(np.array(splits) >= observed - 1e-12))
-    assert row.p == pytest.approx(min(1, 2 * tail))          # two-sided: twice the smaller tail
+    assert row.p == pytest.approx(min(1, 2 * tail))  # two-sided: twice the smaller tail
 
 
 def test_ten_of_ten_lower_with_one_large_difference_is_worse():
@@ -96,6 +100,7 @@ def test_the_probability_of_improvement_counts_pairs_of_runs():
 
 # --- every published number, recomputed independently -------------------------------------------
 
+
 def mean_1_100(folder):
     with open(os.path.join(folder, "scores.csv")) as f:
         return np.mean([float(r["mean"]) for r in csv.DictReader(f)][:100])
@@ -119,7 +124,9 @@ def sign_flip_p(d):
 def test_every_verdict_interval_and_p_of_the_primary_family_recomputes_from_the_csvs():
     family = [v for v in LABELS if v != "full" and os.path.isdir(os.path.join(ROOT, "results", v))]
     published = stats.compare(runs.load(), family)
-    full = {(p, k): x for where in ("results", "results/processor_check") for k, (p, x) in by_seed("full", where).items()}
+    full = {
+        (p, k): x for where in ("results", "results/processor_check") for k, (p, x) in by_seed("full", where).items()
+    }
     d = {v: np.array([x - full[p, k] for k, (p, x) in sorted(by_seed(v).items())]) for v in family}
     p = {v: sign_flip_p(x) for v, x in d.items()}
     order = sorted(family, key=p.get)
@@ -133,8 +140,14 @@ def test_every_verdict_interval_and_p_of_the_primary_family_recomputes_from_the_
         assert row.p == pytest.approx(p[v]) and row.p_holm == pytest.approx(holm[v])
         good = d[v].mean() > 0
         assert row.verdict == ("no clear difference" if holm[v] >= 0.05 else "better" if good else "worse")
-        if len(d[v]) >= stats.MIN_SEEDS:            # another resampling: the same interval to within its noise
-            ci = sp.bootstrap((d[v],), np.mean, confidence_level=1 - 0.05 / len(family), method="BCa",
-                              n_resamples=20_000, rng=np.random.default_rng(123)).confidence_interval
+        if len(d[v]) >= stats.MIN_SEEDS:  # another resampling: the same interval to within its noise
+            ci = sp.bootstrap(
+                (d[v],),
+                np.mean,
+                confidence_level=1 - 0.05 / len(family),
+                method="BCa",
+                n_resamples=20_000,
+                rng=np.random.default_rng(123),
+            ).confidence_interval
             width = ci.high - ci.low
             assert abs(row.low - ci.low) < 0.1 * width and abs(row.high - ci.high) < 0.1 * width

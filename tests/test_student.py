@@ -1,6 +1,7 @@
 """The student edition (tools/student.py): a blank at each core idea, each graded by its own check; a
 hand-out that holds no solution in any file and, filled in, runs top to bottom; nbgrader's source version
 with the markers and hidden tests that the lesson itself does not show."""
+
 import ast
 import json
 import os
@@ -17,10 +18,16 @@ from tools import student
 
 LESSON = nbformat.read(student.LESSON, as_version=4)
 BLANKS = student.blank_ids(LESSON)
-GRADED = {c.metadata["nbgrader"]["grade_id"]: c for c in LESSON.cells
-          if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")}
-BY_HAND = {c.metadata["nbgrader"]["grade_id"]: c for c in LESSON.cells
-           if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("points")}
+GRADED = {
+    c.metadata["nbgrader"]["grade_id"]: c
+    for c in LESSON.cells
+    if c.cell_type == "code" and c.metadata.get("nbgrader", {}).get("grade")
+}
+BY_HAND = {
+    c.metadata["nbgrader"]["grade_id"]: c
+    for c in LESSON.cells
+    if c.cell_type == "markdown" and c.metadata.get("nbgrader", {}).get("points")
+}
 
 
 def test_the_committed_edition_is_the_lessons():
@@ -28,7 +35,11 @@ def test_the_committed_edition_is_the_lessons():
 
 
 def test_at_least_ten_blanks_each_with_a_hint_and_a_graded_check_of_its_own():
-    assert len(BLANKS) >= 10 and set(BLANKS) == set(student.HINTS) and {"n-step-flush", "learn", "new-priority"} <= set(BLANKS)
+    assert (
+        len(BLANKS) >= 10
+        and set(BLANKS) == set(student.HINTS)
+        and {"n-step-flush", "learn", "new-priority"} <= set(BLANKS)
+    )
     order = [c.metadata.get("nbgrader", {}).get("grade_id") for c in LESSON.cells]
     for blank in BLANKS:
         check = GRADED[f"check-{blank}"].metadata["nbgrader"]
@@ -45,7 +56,7 @@ def test_the_run_and_the_report_are_graded_by_hand_with_the_rubrics_points():
     for grade_id, cell in BY_HAND.items():
         rows = re.findall(rf"^\| `{grade_id}` \|.*\| (\d+) \|$", rubric, re.M)
         assert [int(r) for r in rows] == [cell.metadata["nbgrader"]["points"]], grade_id
-    assert all(c.metadata["nbgrader"]["points"] == 1 for c in GRADED.values())      # one automatic point a blank
+    assert all(c.metadata["nbgrader"]["points"] == 1 for c in GRADED.values())  # one automatic point a blank
     edition = student.edition(LESSON)
     answers = [c.source for c in edition.cells if c.metadata.get("nbgrader", {}).get("grade_id") == "report"]
     assert answers == [student.ANSWER]
@@ -67,8 +78,16 @@ def handout(tmp_path_factory):
 
 # Expressions of a solution that are building blocks the given code shows too, not the answer: the twin
 # critic's heads, the window's fullness, the tree's layout, the names of a batch's parts.
-GIVEN = {"self.q1(state,action)", "self.q2(state,action)", "self.count==self.n", "online.parameters()", "2*node+1",
-         "tree[2*node]", "s,a,ret,s_next,disc", "idx,weights,batch"}
+GIVEN = {
+    "self.q1(state,action)",
+    "self.q2(state,action)",
+    "self.count==self.n",
+    "online.parameters()",
+    "2*node+1",
+    "tree[2*node]",
+    "s,a,ret,s_next,disc",
+    "idx,weights,batch",
+}
 
 
 def squash(text: str) -> str:
@@ -87,7 +106,9 @@ def solution_keys() -> dict:
                     if isinstance(node, (ast.Call, ast.BinOp, ast.Compare, ast.Subscript, ast.UnaryOp, ast.Tuple)):
                         found.add(squash(ast.get_source_segment(source, node)))
         found -= GIVEN
-        keys[blank] = {k for k in found if len(k) >= 16} or set(sorted(found, key=len)[-3:])   # a short body: its longest
+        keys[blank] = {k for k in found if len(k) >= 16} or set(
+            sorted(found, key=len)[-3:]
+        )  # a short body: its longest
     return keys
 
 
@@ -95,11 +116,13 @@ def readable(path: Path) -> str:
     """A file's text, squashed; a notebook's or JSON file's as the strings it holds (no JSON escapes)."""
     text = path.read_text(encoding="utf-8", errors="replace")
     if path.suffix in (".ipynb", ".json"):
+
         def strings(value):
             if isinstance(value, str):
                 yield value
             for item in value.values() if isinstance(value, dict) else value if isinstance(value, list) else ():
                 yield from strings(item)
+
         text = "\n".join(strings(json.loads(text)))
     return squash(text)
 
@@ -129,7 +152,7 @@ def test_the_filled_handout_runs_top_to_bottom_with_its_own_package(handout, mon
         cell.source = solved.source
     nb.cells.append(nbformat.v4.new_code_cell("import continuous_control.agent as a; print(a.__file__)"))
     monkeypatch.setenv("SMOKE", "1")
-    monkeypatch.chdir(handout)                 # kernels talk over IPC sockets named relative to the folder
+    monkeypatch.chdir(handout)  # kernels talk over IPC sockets named relative to the folder
     NotebookClient(nb, timeout=600, kernel_name="python3", resources={"metadata": {"path": handout}}).execute()
     assert os.path.realpath(nb.cells[-1].outputs[0]["text"].strip()).startswith(os.path.realpath(handout))
     assert any("history = train(" in c.source and c.outputs for c in nb.cells)
@@ -143,16 +166,22 @@ def test_the_handout_holds_neither_the_reports_analyses_nor_its_saved_runs(hando
     importing = re.compile(r"^\s*(from|import)\s+experiments\b", re.M)
     for path in Path(handout).rglob("*"):
         if path.suffix in (".py", ".ipynb"):
-            text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells) if path.suffix == ".ipynb" \
+            text = (
+                "\n".join(c.source for c in nbformat.read(path, as_version=4).cells)
+                if path.suffix == ".ipynb"
                 else path.read_text(encoding="utf-8")
+            )
             assert not importing.search(text), f"{path.relative_to(handout)} imports experiments"
 
 
 def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
     links = []
     for path in [*Path(handout).glob("*.md"), Path(handout, "Continuous_Control.ipynb")]:
-        text = "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown") \
-            if path.suffix == ".ipynb" else path.read_text(encoding="utf-8")
+        text = (
+            "\n".join(c.source for c in nbformat.read(path, as_version=4).cells if c.cell_type == "markdown")
+            if path.suffix == ".ipynb"
+            else path.read_text(encoding="utf-8")
+        )
         links += [(path.name, target) for target in re.findall(r"\]\(([^)#\s]+)", text) if "://" not in target]
     assert links and [(name, t) for name, t in links if not Path(handout, t).exists()] == []
 

@@ -1,5 +1,6 @@
 """Training checkpoints atomically as it goes, resumes to the same scores, starts afresh unless
 asked to resume, and is the same run from the notebook as from experiments/run.py."""
+
 import errno
 import json
 import os
@@ -37,8 +38,9 @@ class InterruptAt:
 
 def run(run_dir, episodes=2, env=None, resume=False, **changes):
     env = env or ReacherEnvironment(seed=0, verbose=False)
-    return train(Config(**{**SMALL, **changes}), env, str(run_dir), episodes, resume=resume, live=False,
-                 checkpoint_every=1)
+    return train(
+        Config(**{**SMALL, **changes}), env, str(run_dir), episodes, resume=resume, live=False, checkpoint_every=1
+    )
 
 
 def stepped_env():
@@ -78,7 +80,7 @@ def test_the_fast_episodes_end_on_schedule_and_a_resumed_run_keeps_it(tmp_path, 
     later = Config().learn_every_later
     # in episode 2, an update at each step with steps % later == 0
     assert updates[0] > 900 and updates[1] == 2 * 1001 // later - 1001 // later
-    with pytest.raises(KeyboardInterrupt):        # halfway through episode 2
+    with pytest.raises(KeyboardInterrupt):  # halfway through episode 2
         run(tmp_path / "resumed", 2, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 1500), learn_every_until=1)
     resumed = run(tmp_path / "resumed", 2, resume=True, learn_every_until=1)
     assert "Resuming after episode 1" in capsys.readouterr().out
@@ -89,8 +91,9 @@ def test_by_default_the_second_episode_learns_every_step(reference):
     assert Config().learn_every_until >= 2 and reference["diagnostics"][1]["updates"] == 1001
 
 
-def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same_scores(reference, tmp_path,
-                                                                                       monkeypatch, capsys):
+def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same_scores(
+    reference, tmp_path, monkeypatch, capsys
+):
     """A checkpoint write that fails (here: at the rename that completes it, after episode 2) keeps the
     previous checkpoint whole and leaves no temporary file; the run, interrupted (as by Ctrl-C) halfway through
     episode 3, resumes from episode 1's checkpoint and replays episodes 2-3 exactly: scores and diagnostics."""
@@ -98,11 +101,12 @@ def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same
 
     def failing(src, dst):
         calls.append(dst)
-        if len(calls) == 2:                      # the checkpoint after episode 2
+        if len(calls) == 2:  # the checkpoint after episode 2
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
+
     monkeypatch.setattr(checkpoints.os, "replace", failing)
-    with pytest.raises(KeyboardInterrupt):        # halfway through episode 3
+    with pytest.raises(KeyboardInterrupt):  # halfway through episode 3
         run(tmp_path, 3, InterruptAt(ReacherEnvironment(seed=0, verbose=False), 2500))
     checkpoints.wait_for_checkpoint()
     monkeypatch.undo()
@@ -118,6 +122,7 @@ def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_save
     place: the background checkpoint must still be the one a plain save makes at that moment.
     The writer is held until training has moved on, so the test does not depend on who is faster."""
     import threading
+
     agent = Agent(Config(**{**SMALL, "warmup": 64}), 33, 4, 20)
     agent.begin_episode(1)
     rng = np.random.default_rng(0)
@@ -126,16 +131,19 @@ def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_save
         for _ in range(n):
             s = rng.standard_normal((20, 33)).astype(np.float32)
             agent.step(s, agent.act(s), rng.random(20), s, False)
+
     steps(10)
     checkpoints.save_checkpoint(tmp_path / "plain", agent, None, 1, {"mean": [1.0]}, "code")
     moved_on, write = threading.Event(), checkpoints._write
     monkeypatch.setattr(checkpoints, "_write", lambda *args: (moved_on.wait(60), write(*args)))
     checkpoints.save_checkpoint(tmp_path / "background", agent, None, 1, {"mean": [1.0]}, "code", background=True)
-    steps(10)                                      # priorities, flags and weights change under the writer
+    steps(10)  # priorities, flags and weights change under the writer
     moved_on.set()
     checkpoints.wait_for_checkpoint()
-    with np.load(tmp_path / "plain" / checkpoints.FILE) as plain, \
-            np.load(tmp_path / "background" / checkpoints.FILE) as background:
+    with (
+        np.load(tmp_path / "plain" / checkpoints.FILE) as plain,
+        np.load(tmp_path / "background" / checkpoints.FILE) as background,
+    ):
         assert sorted(plain.files) == sorted(background.files)
         for name in plain.files:
             np.testing.assert_array_equal(plain[name], background[name], err_msg=name)
@@ -153,9 +161,10 @@ def test_a_failed_background_write_is_reported_at_once_and_keeps_the_previous_ch
     def disk_full(f, **arrays):
         f.write(b"part of a checkpoint")
         raise OSError(28, "No space left on device")
+
     monkeypatch.setattr(checkpoints.np, "savez", disk_full)
     checkpoints.save_checkpoint(tmp_path, agent, None, 2, {"mean": [1.0, 2.0]}, "code", background=True)
-    checkpoints.wait_for_checkpoint()                          # the writer is done; nothing raised
+    checkpoints.wait_for_checkpoint()  # the writer is done; nothing raised
     err = capsys.readouterr().err
     assert str(tmp_path / checkpoints.FILE) in err and f"[Errno {errno.ENOSPC}]" in err and "episode 2" in err
     assert os.listdir(tmp_path) == [checkpoints.FILE] and (tmp_path / checkpoints.FILE).read_bytes() == before
@@ -166,7 +175,7 @@ def test_a_new_run_starts_afresh_and_keeps_one_old_checkpoint(reference, finishe
     assert f"kept in {finished / 'resume.old'}" in capsys.readouterr().out
     assert again["arms"] == reference["arms"][:1] and os.path.exists(finished / "resume.old" / checkpoints.FILE)
     kept = (finished / "resume" / checkpoints.FILE).read_bytes()
-    run(finished, 1, seed=1)                          # the one before is kept, the one before that deleted
+    run(finished, 1, seed=1)  # the one before is kept, the one before that deleted
     assert f"kept in {finished / 'resume.old'}" in capsys.readouterr().out
     assert sorted(p.name for p in finished.iterdir() if p.name.startswith("resume")) == ["resume", "resume.old"]
     assert (finished / "resume.old" / checkpoints.FILE).read_bytes() == kept
@@ -174,7 +183,7 @@ def test_a_new_run_starts_afresh_and_keeps_one_old_checkpoint(reference, finishe
 
 def test_a_finished_run_is_not_trained_again_and_can_be_extended(reference, finished, capsys):
     again = run(finished, 3, resume=True)
-    assert again["arms"] == reference["arms"] and "episode 3" in capsys.readouterr().out     # said, and nothing trained
+    assert again["arms"] == reference["arms"] and "episode 3" in capsys.readouterr().out  # said, and nothing trained
     longer = run(finished, 4, resume=True)
     assert "Resuming after episode 3" in capsys.readouterr().out
     assert len(longer["mean"]) == 4 and longer["arms"][:3] == reference["arms"]
@@ -187,10 +196,11 @@ def test_a_checkpoint_of_another_configuration_or_other_code_is_refused_naming_i
         run(finished, 3, resume=True, n_step=3, tau=0.01)
     assert "n_step" in str(refused.value) and "tau" in str(refused.value) and "gamma" not in str(refused.value)
     from continuous_control import agent
-    monkeypatch.setattr(agent, "code_fingerprint", lambda *train: "other code")   # the code train fingerprints
+
+    monkeypatch.setattr(agent, "code_fingerprint", lambda *train: "other code")  # the code train fingerprints
     with pytest.raises(checkpoints.CheckpointError, match="reacher/physics.py"):
         run(finished, 3, resume=True)
-    assert (finished / "resume" / checkpoints.FILE).read_bytes() == before       # nothing set aside or deleted
+    assert (finished / "resume" / checkpoints.FILE).read_bytes() == before  # nothing set aside or deleted
     assert [p.name for p in finished.iterdir() if p.name.startswith("resume")] == ["resume"]
 
 
@@ -209,8 +219,9 @@ def test_exported_policy_loads_with_torch_alone_and_is_the_target_actor(referenc
     without noise, behind the state normaliser."""
     tmp_path = reference_run[0]
     policy = torch.export.load(str(tmp_path / "actor.pt2")).module()
-    states = torch.as_tensor(ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations,
-                             dtype=torch.float32)
+    states = torch.as_tensor(
+        ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations, dtype=torch.float32
+    )
     nets = {name: torch.load(tmp_path / f"{name}.pt") for name in ("actor_target", "actor", "normalizer")}
     assert not all(torch.equal(nets["actor"][k], nets["actor_target"][k]) for k in nets["actor"])
     actor = NoisyActor(33, 4, SMALL["hidden"], Config().noisy_sigma0)
@@ -223,6 +234,7 @@ def test_exported_policy_loads_with_torch_alone_and_is_the_target_actor(referenc
 
 def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
     from continuous_control.progress import Progress
+
     progress = Progress(200, 0, live=True)
     for _ in range(100):
         progress.update(score="1.0")
@@ -230,14 +242,18 @@ def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
     assert progress.bar.n == progress.bar.total == 100
 
 
-@pytest.mark.parametrize("exploration, per_arm, arms_differ, noise_free_differs", [
-    ("noisynet", False, False, True),     # one noise sample: 20 arms in the same state act alike
-    ("noisynet", True, True, True),       # one sample per arm
-    ("ou", False, True, True),            # action noise is drawn per arm
-    ("none", False, False, False),        # no noise at all: exploring is acting noise-free
-])
+@pytest.mark.parametrize(
+    "exploration, per_arm, arms_differ, noise_free_differs",
+    [
+        ("noisynet", False, False, True),  # one noise sample: 20 arms in the same state act alike
+        ("noisynet", True, True, True),  # one sample per arm
+        ("ou", False, True, True),  # action noise is drawn per arm
+        ("none", False, False, False),  # no noise at all: exploring is acting noise-free
+    ],
+)
 def test_exploration_variants_act_as_configured(exploration, per_arm, arms_differ, noise_free_differs):
     from experiments.ablations import Ablation, make_agent
+
     agent = make_agent(Ablation(**SMALL, exploration=exploration, noise_per_arm=per_arm), 33, 4, 20)
     agent.begin_episode(1)
     same_state = np.tile(np.random.default_rng(0).normal(size=33).astype(np.float32), (20, 1))
@@ -249,6 +265,7 @@ def test_exploration_variants_act_as_configured(exploration, per_arm, arms_diffe
 
 def test_the_agents_classes_pickle_as_an_ordinary_module():
     import pickle
+
     cfg = Config(n_step=3)
     assert pickle.loads(pickle.dumps(cfg)) == cfg
     actor = NoisyActor(33, 4, (8, 8), 0.5)
@@ -260,11 +277,11 @@ def test_diagnostics_record_what_learning_saw(reference_run):
     folder, history = reference_run
     cfg = Config(**SMALL)
     diag = np.genfromtxt(folder / "diagnostics.csv", delimiter=",", names=True)
-    assert list(diag["episode"]) == [1, 2, 3] and diag["updates"][1] == 1001       # an update every step of episode 2
+    assert list(diag["episode"]) == [1, 2, 3] and diag["updates"][1] == 1001  # an update every step of episode 2
     for key in ("critic_loss", "q", "td_abs", "max_priority"):
         assert np.all(np.isfinite(diag[key])), key
     assert np.all((diag["young_share"] >= 0) & (diag["young_share"] <= 1))
-    assert diag["young_share_stored"][1] == 1.0          # two episodes: every stored transition is recent
+    assert diag["young_share_stored"][1] == 1.0  # two episodes: every stored transition is recent
     assert diag["beta"][1] == pytest.approx(min(1.0, cfg.beta_start + (1 - cfg.beta_start) * 2002 / cfg.beta_steps))
     assert {"sigma_0", "sigma_1", "sigma_2"} <= set(diag.dtype.names)
     # episode 1 stores before it learns: most of it waits; every one replayed is marked, and the
@@ -280,27 +297,29 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     solving), or the episodes asked for."""
     from experiments import run as runner
     from experiments.variants import RESULTS_VERSION
+
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
-    (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)             # its networks, which the analyses read
+    (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)  # its networks, which the analyses read
     (tmp_path / "runs" / "full" / "seed0" / "critic.pt").write_bytes(b"")
     finished = lambda *run: runner.finished(*run, runs=str(tmp_path / "runs"))
-    summary = lambda **fields: (folder / "summary.json").write_text(json.dumps(
-        {"changes": {}, "results_version": RESULTS_VERSION, **fields}))
-    assert not finished(str(tmp_path), "full", 0, 200, True)            # nothing there
+    summary = lambda **fields: (folder / "summary.json").write_text(
+        json.dumps({"changes": {}, "results_version": RESULTS_VERSION, **fields})
+    )
+    assert not finished(str(tmp_path), "full", 0, 200, True)  # nothing there
     summary(episodes=100, solved_at=100)
-    assert finished(str(tmp_path), "full", 0, 200, True)                # solved: done, though not 200 episodes
+    assert finished(str(tmp_path), "full", 0, 200, True)  # solved: done, though not 200 episodes
     summary(episodes=100, solved_at=100, processor="Another CPU 1000")
-    assert finished(str(tmp_path), "full", 0, 200, True)                # made on another processor: kept
-    assert not finished(str(tmp_path), "full", 0, 200, False)           # asked for 200 episodes, ran 100
+    assert finished(str(tmp_path), "full", 0, 200, True)  # made on another processor: kept
+    assert not finished(str(tmp_path), "full", 0, 200, False)  # asked for 200 episodes, ran 100
     assert finished(str(tmp_path), "full", 0, 100, False)
     assert not finished(str(tmp_path), "uniform", 0, 100, False) and not finished(str(tmp_path), "full", 1, 100, False)
     summary(episodes=2, solved_at=None)
-    assert not finished(str(tmp_path), "full", 0, 200, True)            # a 2-episode run is not a 200-episode one
+    assert not finished(str(tmp_path), "full", 0, 200, True)  # a 2-episode run is not a 200-episode one
     assert finished(str(tmp_path), "full", 0, 2, True)
-    summary(episodes=2, solved_at=None, results_version=RESULTS_VERSION - 1)   # made by earlier code
+    summary(episodes=2, solved_at=None, results_version=RESULTS_VERSION - 1)  # made by earlier code
     assert not finished(str(tmp_path), "full", 0, 2, True)
-    summary(episodes=2, solved_at=None, changes={"n_step": 3})          # another variant's configuration
+    summary(episodes=2, solved_at=None, changes={"n_step": 3})  # another variant's configuration
     assert not finished(str(tmp_path), "full", 0, 2, True)
 
 
@@ -309,12 +328,16 @@ def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
     from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
     from experiments.variants import CHANGES, RESULTS_VERSION
+
     results, runs = tmp_path / "results", tmp_path / "runs"
     for variant, seed in (*WEAK_ARM_RUNS[:2], TWIN_CRITIC_RUN, ("uniform", 0)):
         folder = results / variant / f"seed{seed}"
         folder.mkdir(parents=True)
-        (folder / "summary.json").write_text(json.dumps({"episodes": 100, "solved_at": 100, "changes": CHANGES[variant],
-                                                         "results_version": RESULTS_VERSION}))
+        (folder / "summary.json").write_text(
+            json.dumps(
+                {"episodes": 100, "solved_at": 100, "changes": CHANGES[variant], "results_version": RESULTS_VERSION}
+            )
+        )
     done = lambda variant, seed: finished(str(results), variant, seed, 100, False, runs=str(runs))
     assert done("uniform", 0) and not done(*WEAK_ARM_RUNS[0]) and not done(*TWIN_CRITIC_RUN)
     for variant, seed in (WEAK_ARM_RUNS[0], TWIN_CRITIC_RUN):
@@ -323,10 +346,12 @@ def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(
     assert done(*WEAK_ARM_RUNS[0]) and done(*TWIN_CRITIC_RUN) and not done(*WEAK_ARM_RUNS[1])
 
 
-@pytest.mark.parametrize("option, value", [("--jobs", "0"), ("--jobs", "-1"), ("--jobs", "x"), ("--episodes", "0"),
-                                           ("--episodes", "2.5")])
+@pytest.mark.parametrize(
+    "option, value", [("--jobs", "0"), ("--jobs", "-1"), ("--jobs", "x"), ("--episodes", "0"), ("--episodes", "2.5")]
+)
 def test_experiments_run_refuses_bad_counts(option, value, capsys):
     from experiments.run import main
+
     with pytest.raises(SystemExit) as exit_:
         main([option, value])
     assert exit_.value.code == 2 and f"argument {option}" in capsys.readouterr().err
@@ -337,16 +362,18 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
     once tracked code differs from it, but not when only results change; "unknown" outside git."""
     from continuous_control.provenance import code_version
-    git = lambda *a: subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True,
-                                    timeout=60).stdout
+
+    git = lambda *a: (
+        subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True, timeout=60).stdout
+    )
     assert code_version(str(tmp_path)) == "unknown"
     git("init", "-q")
     (tmp_path / "README.md").write_text("no code yet\n")
     git("add", ".")
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qm", "readme")
-    assert code_version(str(tmp_path)) == "unknown"                # no commit of code yet
+    assert code_version(str(tmp_path)) == "unknown"  # no commit of code yet
     (tmp_path / "sub").mkdir()
-    assert code_version(str(tmp_path / "sub")) == "unknown"        # a copy inside another repository
+    assert code_version(str(tmp_path / "sub")) == "unknown"  # a copy inside another repository
     for path in ("reacher/physics.py", "results/full/seed0/scores.csv"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("1\n")
@@ -357,7 +384,7 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     (tmp_path / "results/full/seed0/scores.csv").write_text("2\n")
     assert code_version(str(tmp_path)) == commit
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "results only")
-    assert code_version(str(tmp_path)) == commit                  # a commit of results is not new code
+    assert code_version(str(tmp_path)) == commit  # a commit of results is not new code
     (tmp_path / "reacher/physics.py").write_text("2\n")
     assert code_version(str(tmp_path)) == commit + "+changes"
 
@@ -366,9 +393,11 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
     """`make experiments`: every full-agent seed is launched with jobs=1 (recorded as alone) before
     any ablation starts, and the ablations run `--jobs` at a time."""
     from experiments import run as runner
+
     launched = []
-    monkeypatch.setattr(runner, "finished",
-                        lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0)
+    monkeypatch.setattr(
+        runner, "finished", lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0
+    )
     monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)) or 0)
     runner.main(["--all", "--jobs", "2"])
     full = [r for r in launched if r[0] == "full"]
@@ -383,14 +412,25 @@ def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     """Runs repeat episode for episode on the same kind of processor, not always on another: the summary
     names the model (read from /proc/cpuinfo where there is one) and the commit, each a field of its own."""
     from continuous_control import provenance, results
+
     cpuinfo = tmp_path / "cpuinfo"
     cpuinfo.write_text("processor\t: 0\nmodel name\t: Example CPU 9000\n" * 2)
     assert provenance.processor(str(cpuinfo)) == "Example CPU 9000"
     assert provenance.processor(str(tmp_path / "none")) in ("", platform.processor())
     monkeypatch.setattr(results, "processor", lambda: "Intel(R) Xeon(R) Processor, rev 2")
     monkeypatch.setattr(results, "code_version", lambda: "abc1234+changes")
-    agent, history = Agent(Config(**SMALL), 33, 4, 2), {"mean": [1.0], "min": [0.5], "max": [1.5], "avg100": [1.0],
-                                                       "wall": [2.0], "arms": [[0.5, 1.5]], "solved_at": None}
+    agent, history = (
+        Agent(Config(**SMALL), 33, 4, 2),
+        {
+            "mean": [1.0],
+            "min": [0.5],
+            "max": [1.5],
+            "avg100": [1.0],
+            "wall": [2.0],
+            "arms": [[0.5, 1.5]],
+            "solved_at": None,
+        },
+    )
     summary = results.save_results(str(tmp_path / "run"), agent, history, None)
     assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["processor"] == "Intel(R) Xeon(R) Processor, rev 2" and summary["commit"] == "abc1234+changes"

@@ -2,6 +2,7 @@
 
 unityagents allows one UnityEnvironment per Python process, so each client runs in its own.
 """
+
 import os
 import shutil
 import subprocess
@@ -23,6 +24,7 @@ def loopback_works() -> bool:
     """Whether this machine can reach itself on 127.0.0.1: the client and the executable talk over it,
     and a network namespace with no interface up (`unshare -n`) has none."""
     import socket
+
     try:
         with socket.socket() as server:
             server.bind(("127.0.0.1", 0))
@@ -34,10 +36,17 @@ def loopback_works() -> bool:
 
 
 pytestmark = [
-    pytest.mark.skipif(sys.platform == "win32", reason="the built-in executable is a POSIX shell script "
-                       "(reacher/Reacher_Linux_NoVis/Reacher.x86_64); Windows cannot launch it"),
-    pytest.mark.skipif(not loopback_works(), reason="no loopback interface (127.0.0.1 unreachable, as in "
-                       "`unshare -n`): the unityagents client and the executable talk over it")]
+    pytest.mark.skipif(
+        sys.platform == "win32",
+        reason="the built-in executable is a POSIX shell script "
+        "(reacher/Reacher_Linux_NoVis/Reacher.x86_64); Windows cannot launch it",
+    ),
+    pytest.mark.skipif(
+        not loopback_works(),
+        reason="no loopback interface (127.0.0.1 unreachable, as in "
+        "`unshare -n`): the unityagents client and the executable talk over it",
+    ),
+]
 
 CLIENT = textwrap.dedent("""
     import sys, numpy as np
@@ -78,22 +87,31 @@ def test_two_clients_drive_the_executable_and_leave_nothing_behind(tmp_path):
     script = tmp_path / "client.py"
     script.write_text(CLIENT)
     env = dict(os.environ, REACHER_PYTHON=sys.executable)
-    base = 20 + os.getpid() % 2000          # ports 5025-7025: clear of a default Unity run
-    clients = [subprocess.Popen([sys.executable, str(script), str(base + k), BUILT_IN_EXECUTABLE],
-                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env, cwd=tmp_path)
-               for k in range(2)]
+    base = 20 + os.getpid() % 2000  # ports 5025-7025: clear of a default Unity run
+    clients = [
+        subprocess.Popen(
+            [sys.executable, str(script), str(base + k), BUILT_IN_EXECUTABLE],
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+            env=env,
+            cwd=tmp_path,
+        )
+        for k in range(2)
+    ]
     outputs = [c.communicate(timeout=600) for c in clients]
     for client, (_, err) in zip(clients, outputs):
         assert client.returncode == 0, err[-3000:]
         assert "'Academy' started successfully!" in err
     pids = [int(out.split("PID")[1].split()[0]) for out, _ in outputs]
-    deadline = time.monotonic() + 30       # give the killed servers time to go
+    deadline = time.monotonic() + 30  # give the killed servers time to go
     while any(alive(p) for p in pids) and time.monotonic() < deadline:
         time.sleep(0.2)
     assert not any(alive(p) for p in pids), "an environment process outlived its client"
 
 
-COURSE = textwrap.dedent("""
+COURSE = (
+    textwrap.dedent("""
     # The opening cells of the course's Continuous_Control.ipynb, as written there.
     from unityagents import UnityEnvironment
     import numpy as np
@@ -111,8 +129,11 @@ COURSE = textwrap.dedent("""
         env_info = env.step(actions)[brain_name]
         scores += env_info.rewards
         assert not np.any(env_info.local_done)
-    print("AGENTS", num_agents, "STATE", states.shape[1], "PROJECT", sorted(m for m in sys.modules if m.split(".")[0] == "reacher"))
-""") + "{extra}\nenv.close()\n"
+    project = sorted(m for m in sys.modules if m.split(".")[0] == "reacher")
+    print("AGENTS", num_agents, "STATE", states.shape[1], "PROJECT", project)
+""")
+    + "{extra}\nenv.close()\n"
+)
 
 
 def run_client(tmp_path, extra: str = "", worker: int = 0, **environ) -> subprocess.CompletedProcess:
@@ -120,12 +141,19 @@ def run_client(tmp_path, extra: str = "", worker: int = 0, **environ) -> subproc
     script = tmp_path / f"course{worker}.py"
     script.write_text(COURSE.replace("{extra}", textwrap.dedent(extra)))
     env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "PYTHONPATH")}
-    return subprocess.run([sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker or 30 + os.getpid() % 2000)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env={**env, **environ})
+    return subprocess.run(
+        [sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker or 30 + os.getpid() % 2000)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env={**env, **environ},
+    )
 
 
 def test_the_course_notebook_runs_unchanged_on_numpy_2(tmp_path):
     import numpy
+
     done = run_client(tmp_path)
     assert done.returncode == 0, done.stderr[-3000:]
     assert "AGENTS 20 STATE 33 PROJECT []" in done.stdout
@@ -157,20 +185,27 @@ def test_bad_input_through_the_client_raises_at_once_and_the_environment_stays_u
 
 
 def test_a_server_killed_mid_run_ends_in_an_error_not_a_hang(tmp_path):
-    done = run_client(tmp_path, """
+    done = run_client(
+        tmp_path,
+        """
         import os, signal
         os.kill(env.proc1.pid, signal.SIGKILL)
         try:
             env.step(np.zeros((num_agents, 4)))
         except Exception as error:
             print("ENDED", type(error).__name__, error)
-    """)
+    """,
+    )
     assert "ENDED UnityEnvironmentException" in done.stdout and "killed by signal 9" in done.stdout, done.stderr[-3000:]
 
 
 def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on(tmp_path):
     worker = 40 + os.getpid() % 2000
-    first = subprocess.Popen([sys.executable, "-c", textwrap.dedent(f"""
+    first = subprocess.Popen(
+        [
+            sys.executable,
+            "-c",
+            textwrap.dedent(f"""
         import sys, time, numpy as np
         from unityagents import UnityEnvironment
         env = UnityEnvironment(file_name={BUILT_IN_EXECUTABLE!r}, worker_id={worker})
@@ -182,7 +217,13 @@ def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on(tm
             env.step(np.zeros((20, 4)))
         print("FIRST DONE", flush=True)
         env.close()
-    """)], stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    """),
+        ],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     try:
         assert first.stdout.readline().strip() == "READY"
         second = run_client(tmp_path, worker=worker)
@@ -245,8 +286,11 @@ RETRY = textwrap.dedent("""
 """)
 
 
-FAILED_STARTS = {"bad timeout": "ValueError", "interrupted": "KeyboardInterrupt",
-                 "process exits": "UnityEnvironmentException"}
+FAILED_STARTS = {
+    "bad timeout": "ValueError",
+    "interrupted": "KeyboardInterrupt",
+    "process exits": "UnityEnvironmentException",
+}
 
 
 @pytest.mark.parametrize("how", FAILED_STARTS)
@@ -258,8 +302,14 @@ def test_a_failed_or_interrupted_start_leaves_the_port_free_for_a_retry(tmp_path
     script.write_text(RETRY)
     worker = 50 + os.getpid() % 2000 + list(FAILED_STARTS).index(how)
     env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "REACHER_CLIENT_TIMEOUT")}
-    done = subprocess.run([sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker), how, str(fake)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=120, env=env)
+    done = subprocess.run(
+        [sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker), how, str(fake)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=120,
+        env=env,
+    )
     failed = next((line for line in done.stdout.splitlines() if line.startswith("FAILED")), "")
     assert failed.split()[1:2] == [FAILED_STARTS[how]], done.stdout + done.stderr[-3000:]
     if how == "bad timeout":
@@ -289,25 +339,42 @@ def test_the_by_hand_install_steps_give_the_course_a_working_client(tmp_path):
     shutil.copy(root / "pyproject.toml", project)
     shutil.copy(root / "README.md", project)
     for package in ("reacher", "continuous_control", "experiments", "benchmarks", "tools"):
-        shutil.copytree(root / package, project / package,
-                        ignore=shutil.ignore_patterns("__pycache__", "python.path"))
+        shutil.copytree(root / package, project / package, ignore=shutil.ignore_patterns("__pycache__", "python.path"))
     venv = project / ".venv"
-    subprocess.run([getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
-                   check=True, timeout=120)
+    subprocess.run(
+        [getattr(sys, "_base_executable", sys.executable), "-m", "venv", "--without-pip", str(venv)],
+        check=True,
+        timeout=120,
+    )
     python = str(venv / "bin" / "python")
-    site = subprocess.run([python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
-                          capture_output=True, text=True, check=True).stdout.strip()
+    site = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_path('purelib'))"],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout.strip()
     # A path line only: this environment's own .pth files (its hook, its editable project) stay out.
     Path(site, "requirements.pth").write_text(sysconfig.get_path("purelib") + "\n")
     env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "PYTHONPATH")}
-    env.update(VIRTUAL_ENV=str(venv), PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",   # as activated
-               PIP_NO_INDEX="1")                               # offline: everything needed is in place
-    for step in (["-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", "."],
-                 ["-m", "reacher.client_hook", "--install"]):
+    env.update(
+        VIRTUAL_ENV=str(venv),
+        PATH=f"{venv / 'bin'}{os.pathsep}{env.get('PATH', '')}",  # as activated
+        PIP_NO_INDEX="1",
+    )  # offline: everything needed is in place
+    for step in (
+        ["-m", "pip", "install", "--quiet", "--no-deps", "--no-build-isolation", "-e", "."],
+        ["-m", "reacher.client_hook", "--install"],
+    ):
         done = subprocess.run([python, *step], cwd=project, capture_output=True, text=True, timeout=300, env=env)
         assert done.returncode == 0, (step, done.stderr[-3000:])
     executable = project / "reacher" / "Reacher_Linux_NoVis" / "Reacher.x86_64"
-    done = subprocess.run([python, "-c", BY_HAND, str(executable), str(60 + os.getpid() % 2000)],
-                          capture_output=True, text=True, cwd=tmp_path, timeout=60, env=env)
+    done = subprocess.run(
+        [python, "-c", BY_HAND, str(executable), str(60 + os.getpid() % 2000)],
+        capture_output=True,
+        text=True,
+        cwd=tmp_path,
+        timeout=60,
+        env=env,
+    )
     assert done.returncode == 0, done.stderr[-3000:]
     assert "STEPPED 20 PROJECT []" in done.stdout, done.stdout

@@ -31,7 +31,7 @@ def test_the_mirror_maps_the_reachers_dynamics_and_rewards_onto_themselves():
     """Arm 1 starts as arm 0's mirror image (goal at 360 - angle, opposite speed) and gets arm 0's actions
     mirrored: it stays arm 0's mirror image and earns arm 0's rewards."""
     env = ReacherEnvironment(num_agents=2, seed=0, verbose=False)
-    env.reset(config={"goal_size": 16.0})            # large goals: random actions reach them at times
+    env.reset(config={"goal_size": 16.0})  # large goals: random actions reach them at times
     env.physics.set_goal(np.array([70.0, 290.0]), np.array([0.8, -0.8], np.float32))
     rng, rewarded = np.random.default_rng(2), 0.0
     for _ in range(60):
@@ -47,7 +47,7 @@ def test_the_mirror_maps_the_reachers_dynamics_and_rewards_onto_themselves():
 def test_a_mirrored_policy_sees_one_direction_and_mirrors_its_actions_back():
     seen = []
 
-    def policy(s):                                  # any function of the state, not mirror-symmetric
+    def policy(s):  # any function of the state, not mirror-symmetric
         seen.append(s.clone())
         return torch.tanh(s[:, :4] + s[:, GOAL_SPEED:] * torch.arange(1.0, 5.0))
 

@@ -1,4 +1,5 @@
 """The wheel matrix check (tools/wheels.py) accepts exactly the wheels pip would install."""
+
 import re
 
 import pytest
@@ -11,17 +12,20 @@ def accepted(filename, python, platform):
     return bool(set(parse_wheel_filename(filename)[3]) & wheels.supported(python, wheels.PLATFORMS[platform]))
 
 
-@pytest.mark.parametrize("filename, python, platform, ok", [
-    ("numba-0.63.1-cp314-cp314-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", "3.14", "manylinux x86_64", True),
-    ("numba-0.63.1-cp313-cp313-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", "3.14", "manylinux x86_64", False),
-    ("numpy-2.3.5-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "3.11", "manylinux x86_64", True),
-    ("numpy-2.3.5-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "3.11", "manylinux aarch64", False),
-    ("numba-0.63.1-cp311-cp311-macosx_11_0_arm64.whl", "3.11", "macOS arm64", True),
-    ("numba-0.63.1-cp311-cp311-macosx_11_0_arm64.whl", "3.11", "macOS x86_64", False),
-    ("pillow-13.0.0-cp311-cp311-macosx_10_10_universal2.whl", "3.11", "macOS x86_64", True),
-    ("grpcio-1.85.1-cp39-abi3-win_amd64.whl", "3.14", "Windows amd64", True),
-    ("tqdm-4.70.1-py3-none-any.whl", "3.14", "Windows amd64", True),
-])
+@pytest.mark.parametrize(
+    "filename, python, platform, ok",
+    [
+        ("numba-0.63.1-cp314-cp314-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", "3.14", "manylinux x86_64", True),
+        ("numba-0.63.1-cp313-cp313-manylinux2014_x86_64.manylinux_2_17_x86_64.whl", "3.14", "manylinux x86_64", False),
+        ("numpy-2.3.5-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "3.11", "manylinux x86_64", True),
+        ("numpy-2.3.5-cp311-cp311-manylinux_2_27_x86_64.manylinux_2_28_x86_64.whl", "3.11", "manylinux aarch64", False),
+        ("numba-0.63.1-cp311-cp311-macosx_11_0_arm64.whl", "3.11", "macOS arm64", True),
+        ("numba-0.63.1-cp311-cp311-macosx_11_0_arm64.whl", "3.11", "macOS x86_64", False),
+        ("pillow-13.0.0-cp311-cp311-macosx_10_10_universal2.whl", "3.11", "macOS x86_64", True),
+        ("grpcio-1.85.1-cp39-abi3-win_amd64.whl", "3.14", "Windows amd64", True),
+        ("tqdm-4.70.1-py3-none-any.whl", "3.14", "Windows amd64", True),
+    ],
+)
 def test_a_wheel_counts_where_pip_would_install_it(filename, python, platform, ok):
     assert accepted(filename, python, platform) is ok
 
@@ -46,6 +50,7 @@ def test_with_no_network_the_matrix_says_so_in_one_line(monkeypatch, capsys):
 
     def offline(*args, **kwargs):
         raise urllib.error.URLError("Temporary failure in name resolution")
+
     monkeypatch.setattr(wheels.urllib.request, "urlopen", offline)
     assert wheels.main(["--python", "3.11"]) == 2
     lines = [line for line in capsys.readouterr().out.splitlines() if not line.startswith("skipped")]

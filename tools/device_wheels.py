@@ -6,6 +6,7 @@ The image has torch, numpy, numba, matplotlib, pandas, scipy, tqdm and pytest (a
 x86-64 Linux, and reaches no index: what this project imports beyond them is MuJoCo and what it needs. Each is
 taken at the version this environment has, so that both machines run the same physics.
 """
+
 import argparse
 import importlib.metadata
 import os
@@ -17,15 +18,33 @@ from tools.tasks import ROOT
 FOLDER = os.path.join(ROOT, ".whl")
 PYTHON = "3.12"
 # manylinux tags, newest first: pip matches each exactly
-PLATFORMS = [f"manylinux_2_{n}_x86_64" for n in (39, 35, 34, 31, 28, 27, 24, 17)] + ["manylinux2014_x86_64", "manylinux1_x86_64"]
+PLATFORMS = [f"manylinux_2_{n}_x86_64" for n in (39, 35, 34, 31, 28, 27, 24, 17)] + [
+    "manylinux2014_x86_64",
+    "manylinux1_x86_64",
+]
 PACKAGES = ["mujoco", "mujoco-core", "mujoco-studio", "glfw", "pyopengl", "websockets"]
 
 
 def command(package: str, folder: str = FOLDER, python: str = PYTHON) -> list[str]:
     """pip's download of one wheel of `package`, at this environment's version, for the GPU machine."""
     platforms = [arg for tag in PLATFORMS for arg in ("--platform", tag)]
-    return [sys.executable, "-m", "pip", "download", "--quiet", "--no-deps", "--only-binary=:all:", "--python-version",
-            python, "--implementation", "cp", *platforms, "-d", folder, f"{package}=={importlib.metadata.version(package)}"]
+    return [
+        sys.executable,
+        "-m",
+        "pip",
+        "download",
+        "--quiet",
+        "--no-deps",
+        "--only-binary=:all:",
+        "--python-version",
+        python,
+        "--implementation",
+        "cp",
+        *platforms,
+        "-d",
+        folder,
+        f"{package}=={importlib.metadata.version(package)}",
+    ]
 
 
 def main(argv=None) -> int:

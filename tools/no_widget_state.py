@@ -1,5 +1,6 @@
 """Drop the saved widget state from executed notebooks (nbconvert keeps one already in the file): where no
 kernel runs (GitHub, nbviewer) it would shadow the still image or text the output also carries."""
+
 import sys
 
 import nbformat

@@ -6,6 +6,7 @@ nbval makes its KernelManager with no configuration (no config file or option re
 in is the default of `ConnectionFileMixin.transport`: "ipc" from `pytest_configure` to `pytest_unconfigure`,
 which puts jupyter_client's own default back. (A fixture would come too late: nbval starts a notebook's
 kernel as it sets up the file, before the fixtures of its cells.)"""
+
 import os
 from unittest import mock
 

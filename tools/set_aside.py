@@ -3,6 +3,7 @@ terminal (the notebook's own output does not reach it).
 
     python -m tools.set_aside checkpoints
 """
+
 import os
 import sys
 

@@ -3,8 +3,8 @@
     python -m tools.student                  # write lab/Continuous_Control_student.ipynb from the lesson
     python -m tools.student --check          # exit 1 if the committed edition is not what the lesson gives
     python -m tools.student --handout DIR    # DIR: the edition and the files it runs with, no solution in any
-    python -m tools.student --course DIR     # DIR/source/continuous_control/: nbgrader's source (see doc/instructors.md)
-    python -m tools.student --grading-env DIR   # DIR: an environment made from the hand-out alone, and its grading kernel
+    python -m tools.student --course DIR       # DIR/source/continuous_control/: nbgrader's source (doc/instructors.md)
+    python -m tools.student --grading-env DIR  # DIR: an environment made from the hand-out alone, and its kernel
 
 The lesson carries no grading markers. A blank is a code cell with nbgrader's metadata `solution: true`,
 which holds one function (a method added to its class, d2l's pattern); its graded check is the cell whose
@@ -14,6 +14,7 @@ with the markers put in (the body between `### BEGIN SOLUTION` and `### END SOLU
 tests of blanks.toml appended to each graded check between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`),
 so that `nbgrader generate_assignment` releases exactly the student edition.
 """
+
 import argparse
 import ast
 import copy
@@ -32,26 +33,42 @@ from continuous_control.provenance import ROOT
 LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
 ASSIGNMENT = "continuous_control"
-STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]          # nbgrader's own code stub
-ANSWER = "YOUR ANSWER HERE"                                          # and its stub of a written answer
+STUB = ["# YOUR CODE HERE", "raise NotImplementedError()"]  # nbgrader's own code stub
+ANSWER = "YOUR ANSWER HERE"  # and its stub of a written answer
 # What the lesson needs beside itself: the packages it imports, the grader, the report's small tables that its
 # effect sentences and its critics' Q read (doc/, written by `make report`), and the environment's account (the
 # lesson links to it). Not the report's analyses (experiments/) nor its saved runs (results/).
 SUPPORT = ["reacher", "continuous_control", "grader", "doc/environment.md", "doc/effects.csv", "doc/critic_q.csv"]
-HANDOUT = os.path.join(ROOT, "tools", "handout")       # the hand-out's README and pyproject.toml
+HANDOUT = os.path.join(ROOT, "tools", "handout")  # the hand-out's README and pyproject.toml
 # Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
 # and all), and the GPU path (learn, importance weights and priorities in tensors) by a line that says it is
 # not part of it. (The report's ablations, which restate one too, are experiments/'s: not handed out.)
 WITHHELD = {
     "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
-                                     'def for_device(agent_class, device: str):\n'
-                                     '    if device != "cpu":\n'
-                                     '        raise RuntimeError("the GPU path is not part of the hand-out: use Config(device=\'cpu\')")\n'
-                                     '    return agent_class\n',
+    "def for_device(agent_class, device: str):\n"
+    '    if device != "cpu":\n'
+    "        raise RuntimeError(\"the GPU path is not part of the hand-out: use Config(device='cpu')\")\n"
+    "    return agent_class\n",
 }
 # The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
-LAB_PACKAGES = {"torch", "numpy", "mujoco", "numba", "llvmlite", "pillow", "matplotlib", "tqdm", "ipywidgets", "ipykernel",
-                "nbconvert", "pandas", "python-dateutil", "tzdata", "scipy", "typing_extensions"}
+LAB_PACKAGES = {
+    "torch",
+    "numpy",
+    "mujoco",
+    "numba",
+    "llvmlite",
+    "pillow",
+    "matplotlib",
+    "tqdm",
+    "ipywidgets",
+    "ipykernel",
+    "nbconvert",
+    "pandas",
+    "python-dateutil",
+    "tzdata",
+    "scipy",
+    "typing_extensions",
+}
 
 # Each blank's hint (the idea and its section, not the code) and hidden tests (what only grading runs,
 # appended to its graded check `check-` + id): data, kept in blanks.toml, a table per blank id.
@@ -81,25 +98,29 @@ def body(source: str) -> tuple[int, int, str]:
     has_docstring = isinstance(statements[0], ast.Expr) and isinstance(statements[0].value, ast.Constant)
     first = statements[0].end_lineno if has_docstring else statements[0].lineno - 1
     line = source.splitlines()[first]
-    return first, functions[0].end_lineno - 1, line[:len(line) - len(line.lstrip())]
+    return first, functions[0].end_lineno - 1, line[: len(line) - len(line.lstrip())]
 
 
 def with_hint(source: str, hint: str, solution: bool) -> str:
     """The cell with the hint as a comment before the body, and the body between nbgrader's solution markers
-    (nbgrader's source cell) or, where nbgrader's stub replaces it, the student's cell (what generate_assignment makes)."""
+    (nbgrader's source cell) or, where nbgrader's stub replaces it, the student's cell (what generate_assignment
+    makes)."""
     lines = source.splitlines()
     first, last, indent = body(source)
-    middle = ([f"{indent}### BEGIN SOLUTION", *lines[first:last + 1], f"{indent}### END SOLUTION"] if solution
-              else [indent + line for line in STUB])
-    return "\n".join(lines[:first] + [f"{indent}# {hint}"] + middle + lines[last + 1:])
+    middle = (
+        [f"{indent}### BEGIN SOLUTION", *lines[first : last + 1], f"{indent}### END SOLUTION"]
+        if solution
+        else [indent + line for line in STUB]
+    )
+    return "\n".join(lines[:first] + [f"{indent}# {hint}"] + middle + lines[last + 1 :])
 
 
 def _clean(lesson):
     nb = copy.deepcopy(lesson)
     nb.metadata.pop("widgets", None)
-    nb.metadata.pop("jupytext", None)              # no text twin: saving it makes no scripts/ folder
+    nb.metadata.pop("jupytext", None)  # no text twin: saving it makes no scripts/ folder
     for cell in nb.cells:
-        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "nbgrader")}   # no run's timings
+        cell.metadata = {k: v for k, v in cell.metadata.items() if k in ("tags", "nbgrader")}  # no run's timings
         if cell.cell_type == "code":
             cell.outputs, cell.execution_count = [], None
     return nb
@@ -126,7 +147,7 @@ def edition(lesson, keep: set = frozenset()):
         if is_blank(cell) and grade_id not in keep:
             cell.source = with_hint(cell.source, HINTS[grade_id], False)
         elif cell.metadata.get("nbgrader", {}).get("solution") and grade_id not in keep:
-            cell.source = ANSWER                  # a written answer: nbgrader's own stub for markdown
+            cell.source = ANSWER  # a written answer: nbgrader's own stub for markdown
     return nb
 
 
@@ -136,7 +157,9 @@ def solutions(lesson) -> dict:
     for cell in lesson.cells:
         if is_blank(cell):
             first, last, _ = body(cell.source)
-            out[cell.metadata["nbgrader"]["grade_id"]] = [x.strip() for x in cell.source.splitlines()[first:last + 1] if x.strip()]
+            out[cell.metadata["nbgrader"]["grade_id"]] = [
+                x.strip() for x in cell.source.splitlines()[first : last + 1] if x.strip()
+            ]
     return out
 
 
@@ -144,6 +167,7 @@ def write_support(folder: str, notebook) -> None:
     """Into `folder`: the files the lesson runs with, `continuous_control/agent.py` exported from `notebook`
     (the edition's agent holds its blanks, not their solutions), and the edition as the grader's trusted copy."""
     from continuous_control import export
+
     ignore = shutil.ignore_patterns("__pycache__", "*.pyc", "python.path", "resume", "resume.old*", "*.egg-info")
     for name in SUPPORT:
         source, target = os.path.join(ROOT, name), os.path.join(folder, name)
@@ -161,21 +185,28 @@ def write_support(folder: str, notebook) -> None:
     nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.ipynb"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(os.path.join(HANDOUT, name), os.path.join(folder, name))
-    pins = [line for line in Path(ROOT, "requirements.txt").read_text(encoding="utf-8").splitlines()
-            if line.split("==")[0].strip() in LAB_PACKAGES]
-    Path(folder, "requirements.txt").write_text("\n".join(["# The lab's pinned packages (the project's pins)", *pins]) + "\n",
-                                                encoding="utf-8")
+    pins = [
+        line
+        for line in Path(ROOT, "requirements.txt").read_text(encoding="utf-8").splitlines()
+        if line.split("==")[0].strip() in LAB_PACKAGES
+    ]
+    Path(folder, "requirements.txt").write_text(
+        "\n".join(["# The lab's pinned packages (the project's pins)", *pins]) + "\n", encoding="utf-8"
+    )
 
 
 def refuse_folder(folder: str, outside: bool = True) -> None:
     """A hand-out goes into a new or empty folder outside the checkout (`outside`): it never writes over anything."""
     target, root = os.path.realpath(folder), os.path.realpath(ROOT)
     if outside and (target == root or target.startswith(root + os.sep)):
-        raise SystemExit(f"refusing to write into {folder}: it is inside the project's checkout ({root}); "
-                         "pick a folder outside it")
+        raise SystemExit(
+            f"refusing to write into {folder}: it is inside the project's checkout ({root}); pick a folder outside it"
+        )
     if os.path.exists(target) and (not os.path.isdir(target) or os.listdir(target)):
-        raise SystemExit(f"refusing to write into {folder}: it exists and is not an empty folder, and a hand-out "
-                         "never writes over anything; pick a new folder")
+        raise SystemExit(
+            f"refusing to write into {folder}: it exists and is not an empty folder, and a hand-out "
+            "never writes over anything; pick a new folder"
+        )
 
 
 def handout(folder: str) -> str:
@@ -213,12 +244,13 @@ def grading_env(folder: str) -> str:
         pins = Path(lab, "requirements.txt").read_text(encoding="utf-8")
         if not (stamp.exists() and stamp.read_text(encoding="utf-8") == pins):
             if not stamp.exists():
-                refuse_folder(folder, outside=False)      # a cache under .venv/ will do: nothing of it is handed out
+                refuse_folder(folder, outside=False)  # a cache under .venv/ will do: nothing of it is handed out
             subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
             subprocess.run([*pip, "-r", os.path.join(lab, "requirements.txt")], check=True)
             stamp.write_text(pins, encoding="utf-8")
-        subprocess.run([*pip, "--no-deps", "--force-reinstall", lab], check=True)   # a copy in site-packages
+        subprocess.run([*pip, "--no-deps", "--force-reinstall", lab], check=True)  # a copy in site-packages
     from grader import kernel
+
     data = os.path.join(venv, "share", "jupyter")
     kernel.kernelspec(data, python)
     return data
@@ -233,8 +265,10 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     if args.grading_env:
         data = grading_env(args.grading_env)
-        print(f"made the grading environment in {args.grading_env}; its kernel `continuous-control-grading` is in "
-              f"{data}: export JUPYTER_PATH={data}")
+        print(
+            f"made the grading environment in {args.grading_env}; its kernel `continuous-control-grading` is in "
+            f"{data}: export JUPYTER_PATH={data}"
+        )
         return 0
     if args.handout:
         print(f"wrote the hand-out into {handout(args.handout)}")

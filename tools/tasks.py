@@ -6,6 +6,7 @@ Each Makefile target calls the task of its name; every command is this Python ru
     python -m tools.tasks run          # the main job: train in Continuous_Control.ipynb
     python -m tools.tasks --list       # every task and what it runs
 """
+
 import argparse
 import os
 import subprocess
@@ -16,53 +17,117 @@ from continuous_control.provenance import ROOT
 # The kernel over IPC where it exists (no "running over TCP without encryption" warning, nothing on a port).
 TRANSPORT = ["--KernelManager.transport=ipc"] if os.name == "posix" else []
 # No widget state saved: where no kernel runs, it would shadow the still image or text (no_widget_state.py).
-EXECUTE = ["jupyter", "nbconvert", "--to", "notebook", "--execute", "--inplace", *TRANSPORT,
-           "--ExecutePreprocessor.store_widget_state=False"]
+EXECUTE = [
+    "jupyter",
+    "nbconvert",
+    "--to",
+    "notebook",
+    "--execute",
+    "--inplace",
+    *TRANSPORT,
+    "--ExecutePreprocessor.store_widget_state=False",
+]
 SMOKE = {"SMOKE": "1"}
 
 # name: (what it does, [(module and arguments, extra environment), ...]) or a list of other tasks.
 TASKS = {
-    "notebook": ("execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
-                 [(EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
-                  (["tools.no_widget_state", "Continuous_Control.ipynb"], {}),
-                  # the notebook's output does not reach the terminal: where a fresh start set the old checkpoint aside
-                  (["tools.set_aside", "checkpoints"], {})]),
+    "notebook": (
+        "execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
+        [
+            (EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
+            (["tools.no_widget_state", "Continuous_Control.ipynb"], {}),
+            # the notebook's output does not reach the terminal: where a fresh start set the old checkpoint aside
+            (["tools.set_aside", "checkpoints"], {}),
+        ],
+    ),
     "figures": ("doc/'s figures from checkpoints/ and results/", [(["experiments.figures"], {})]),
-    "report": ("maintainers: the solving run's analyses, doc/'s figures, then Report.ipynb executed from them",
-               ["diagnose", "figures", "report-notebook"]),
-    "report-notebook": ("execute Report.ipynb in place", [(EXECUTE + ["Report.ipynb"], {}),
-                                                          (["tools.no_widget_state", "Report.ipynb"], {})]),
-    "diagnose": ("the solving run's critic against Monte-Carlo returns, and its weak arm (results/)",
-                 [(["experiments.overestimation", "--run", "checkpoints"], {}), (["experiments.weak_arm"], {})]),
+    "report": (
+        "maintainers: the solving run's analyses, doc/'s figures, then Report.ipynb executed from them",
+        ["diagnose", "figures", "report-notebook"],
+    ),
+    "report-notebook": (
+        "execute Report.ipynb in place",
+        [(EXECUTE + ["Report.ipynb"], {}), (["tools.no_widget_state", "Report.ipynb"], {})],
+    ),
+    "diagnose": (
+        "the solving run's critic against Monte-Carlo returns, and its weak arm (results/)",
+        [(["experiments.overestimation", "--run", "checkpoints"], {}), (["experiments.weak_arm"], {})],
+    ),
     "run": ("the main job: train in the notebook, which writes checkpoints/", ["notebook"]),
-    "wheels": ("every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform (needs the network)",
-               [(["tools.wheels"], {})]),
-    "test": ("every test, with no network: the linter, units, both notebooks executed (the lesson at SMOKE size)", [
-        (["ruff", "check", "."], {}),
-        # Two processes, a file's tests (a notebook's cells) in one; the longest files first (about 120 s to 25 s),
-        # so that none is left running alone at the end.
-        (["pytest", "tests/test_nbgrader.py", "tests/test_training.py", "tests/test_unity_client.py",
-          "tests/test_student.py", "tests/test_grader.py", "tests/test_benchmarks.py", "tests/test_algorithm.py",
-          "Report.ipynb", "tests/test_bugs.py", "Continuous_Control.ipynb", "tests/test_peers.py", "tests",
-          "--nbval-lax", "--nbval-current-env", "-n", "2", "--dist", "loadfile"],
-         SMOKE)]),
-    "export": ("after editing a notebook: its text twin, the exported agent and the student edition", [
-        (["jupytext", "--sync", "Continuous_Control.ipynb", "Report.ipynb"], {}),
-        (["continuous_control.export"], {}), (["tools.student"], {})]),
-    "student": ("lab/Continuous_Control_student.ipynb: the lesson with a blank at each core idea (nbgrader's format)",
-                [(["tools.student"], {})]),
-    "benchmark": ("training speed on the CPU (and a GPU, if any), and clipped double-Q's cost (results/benchmarks/)", [
-        (["benchmarks.devices"], {}), (["benchmarks.cost", "--set", "clipped_double_q=True"], {})]),
-    "calibrate": ("the replica against the Unity build (results/calibration/, doc/calibration.md)", [(["benchmarks.calibration"], {})]),
-    "experiments": ("the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
-                    "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
-                    [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})]),
-    "learner": ("a published course learner on the replica, 3 seeds x 80 episodes (hours)", [
-        (["experiments.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
-        (["experiments.published_learner", "--report"], {})]),
-    "peers": ("Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
-              "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
-              [(["experiments.peers"], {})]),
+    "wheels": (
+        "every pin in requirements.txt has a wheel for CPython 3.11-3.14 on each platform (needs the network)",
+        [(["tools.wheels"], {})],
+    ),
+    "test": (
+        "every test, with no network: the linter, units, both notebooks executed (the lesson at SMOKE size)",
+        [
+            (["ruff", "check", "."], {}),
+            (["ruff", "format", "--check", "."], {}),
+            # Two processes, a file's tests (a notebook's cells) in one; the longest files first (about 120 s to 25 s),
+            # so that none is left running alone at the end.
+            (
+                [
+                    "pytest",
+                    "tests/test_nbgrader.py",
+                    "tests/test_training.py",
+                    "tests/test_unity_client.py",
+                    "tests/test_student.py",
+                    "tests/test_grader.py",
+                    "tests/test_benchmarks.py",
+                    "tests/test_algorithm.py",
+                    "Report.ipynb",
+                    "tests/test_bugs.py",
+                    "Continuous_Control.ipynb",
+                    "tests/test_peers.py",
+                    "tests",
+                    "--nbval-lax",
+                    "--nbval-current-env",
+                    "-n",
+                    "2",
+                    "--dist",
+                    "loadfile",
+                ],
+                SMOKE,
+            ),
+        ],
+    ),
+    "export": (
+        "after editing a notebook: its text twin, the exported agent and the student edition",
+        [
+            (["jupytext", "--sync", "Continuous_Control.ipynb", "Report.ipynb"], {}),
+            (["continuous_control.export"], {}),
+            (["tools.student"], {}),
+        ],
+    ),
+    "student": (
+        "lab/Continuous_Control_student.ipynb: the lesson with a blank at each core idea (nbgrader's format)",
+        [(["tools.student"], {})],
+    ),
+    "benchmark": (
+        "training speed on the CPU (and a GPU, if any), and clipped double-Q's cost (results/benchmarks/)",
+        [(["benchmarks.devices"], {}), (["benchmarks.cost", "--set", "clipped_double_q=True"], {})],
+    ),
+    "calibrate": (
+        "the replica against the Unity build (results/calibration/, doc/calibration.md)",
+        [(["benchmarks.calibration"], {})],
+    ),
+    "experiments": (
+        "the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
+        "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
+        [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})],
+    ),
+    "learner": (
+        "a published course learner on the replica, 3 seeds x 80 episodes (hours)",
+        [
+            (["experiments.published_learner", "--seeds", "0", "1", "2", "--episodes", "80"], {}),
+            (["experiments.published_learner", "--report"], {}),
+        ],
+    ),
+    "peers": (
+        "Stable-Baselines3's TD3 and SAC on the same 20 arms, with RL-Zoo's settings and configured like the "
+        "agent, 5 seeds x 100 episodes, two at a time, resumable (hours); make report draws them",
+        [(["experiments.peers"], {})],
+    ),
 }
 
 

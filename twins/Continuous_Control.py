@@ -63,7 +63,16 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import Networks, TrainingRun, check_config, code_fingerprint, compiled, for_device, refuse_non_finite, seed_streams
+from continuous_control import (
+    Networks,
+    TrainingRun,
+    check_config,
+    code_fingerprint,
+    compiled,
+    for_device,
+    refuse_non_finite,
+    seed_streams,
+)
 
 # %% [markdown]
 # A class grows here cell by cell, as in d2l: `@method_of(Cls)` adds the function below it to `Cls`. The
@@ -72,8 +81,10 @@ from continuous_control import Networks, TrainingRun, check_config, code_fingerp
 # %% tags=["export"]
 def method_of(cls):
     """Decorator: add the function to `cls` as a method."""
+
     def add(function):
         setattr(cls, function.__name__, function)
+
     return add
 
 
@@ -92,9 +103,9 @@ from continuous_control.results import EVAL_SEED, load_policy, load_run
 
 # SMOKE=1: a short run into a temporary folder; RESUME=1: continue an interrupted run.
 SMOKE, RESUME, RUN_DIR = run_setup()
-UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")   # None: the built-in replica
+UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")  # None: the built-in replica
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
-torch.set_num_threads(1)      # small networks: one thread is as fast, and leaves a core to the environment
+torch.set_num_threads(1)  # small networks: one thread is as fast, and leaves a core to the environment
 
 env = reacher.open_environment(UNITY_BUILD, seed=0)
 brain_name = env.brain_names[0]
@@ -145,7 +156,11 @@ for step in range(1, 1002):
         last = env_info.vector_observations
         assert not any(env_info.local_done)
 start = env_info.vector_observations
-at_rest = np.all(start[:, [0, 1, 2, 13, 14, 15]] == [0, -4, 0, 0, -10, 0]) and np.all(start[:, 7:13] == 0) and np.all(start[:, 20:26] == 0)
+at_rest = (
+    np.all(start[:, [0, 1, 2, 13, 14, 15]] == [0, -4, 0, 0, -10, 0])
+    and np.all(start[:, 7:13] == 0)
+    and np.all(start[:, 20:26] == 0)
+)
 moved = not np.allclose(last[:, :3], [0, -4, 0])
 print("step 1001 reports done for every arm:", all(env_info.local_done))
 print("step 1000 had moved the arms:", moved)
@@ -210,8 +225,8 @@ class Config:
     """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
 
     def __post_init__(self):
-        check_config(self)                     # each field's type and range: a bad value fails here, named
-        torch.empty(0, device=self.device)     # an unknown or absent device fails here, with torch's reason
+        check_config(self)  # each field's type and range: a bad value fails here, named
+        torch.empty(0, device=self.device)  # an unknown or absent device fails here, with torch's reason
 
 
 # %% [markdown]
@@ -222,19 +237,48 @@ class Config:
 c = Config()
 departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
     ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
-    ("action enters the critic", "at the 2nd hidden layer", "with the state, at the input", "simpler, as in Spinning Up and CleanRL", None),
-    ("learning rates: actor, critic", "1e-4, 1e-3", f"{c.actor_lr:g}, {c.critic_lr:g}", "one rate for both, as CleanRL", None),
+    (
+        "action enters the critic",
+        "at the 2nd hidden layer",
+        "with the state, at the input",
+        "simpler, as in Spinning Up and CleanRL",
+        None,
+    ),
+    (
+        "learning rates: actor, critic",
+        "1e-4, 1e-3",
+        f"{c.actor_lr:g}, {c.critic_lr:g}",
+        "one rate for both, as CleanRL",
+        None,
+    ),
     ("critic weight decay", "1e-2", "none", "none in TD3, Spinning Up or CleanRL either", None),
     ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
-    ("state scaling", "batch normalization", "running mean and variance (2.1)", "the same statistics for acting and learning", None),
+    (
+        "state scaling",
+        "batch normalization",
+        "running mean and variance (2.1)",
+        "the same statistics for acting and learning",
+        None,
+    ),
     ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
     ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "1-step targets"),
     ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "a small gain at most (4)", "uniform replay"),
-    ("exploration", "OU action noise", "NoisyNet, OU-correlated noise (5)", "noise in the weights: it depends on the state", "OU action noise instead of NoisyNet"),
-    ("learning schedule", "every step", f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)", "speed: learning every step scores better, but takes longer (6.2)", "learning every step throughout"),
+    (
+        "exploration",
+        "OU action noise",
+        "NoisyNet, OU-correlated noise (5)",
+        "noise in the weights: it depends on the state",
+        "OU action noise instead of NoisyNet",
+    ),
+    (
+        "learning schedule",
+        "every step",
+        f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)",
+        "speed: learning every step scores better, but takes longer (6.2)",
+        "learning every step throughout",
+    ),
 ]
-rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |"
-        for what, paper, ours, why, ablation in departures]
+rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |" for what, paper, ours, why, ablation in departures]
 Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
 
 # %% [markdown]
@@ -337,14 +381,19 @@ a, q = actor(s), critic(s, actor(s))
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), "  Q:", tuple(q.shape))
 assert a.shape == (20, action_size) and a.abs().max() <= 1 and q.shape == (20,)
 norm, seen = Normalizer(state_size), []
-for b in range(50):                               # the batches' means drift from 0 to 4.9
+for b in range(50):  # the batches' means drift from 0 to 4.9
     seen.append(b / 10 + 2 * torch.randn(20, state_size))
     norm.update(seen[-1])
 seen = torch.cat(seen)
-exact = torch.allclose(norm.mean, seen.mean(0), atol=1e-4) and torch.allclose(norm.var, seen.var(0, unbiased=False), rtol=1e-3)
+exact = torch.allclose(norm.mean, seen.mean(0), atol=1e-4) and torch.allclose(
+    norm.var, seen.var(0, unbiased=False), rtol=1e-3
+)
 z = norm(seen.mean(0) + seen.std(0) * torch.randn(1000, state_size))
-print(f"running mean and variance equal those of all {len(seen)} states:", exact,
-      f"- standardised: mean {round(z.mean().item(), 1) + 0.0}, std {z.std():.1f}")
+print(
+    f"running mean and variance equal those of all {len(seen)} states:",
+    exact,
+    f"- standardised: mean {round(z.mean().item(), 1) + 0.0}, std {z.std():.1f}",
+)
 assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 
 # %% [markdown]
@@ -376,8 +425,15 @@ class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
-    def __init__(self, cfg: Config, actor: nn.Module, actor_target: nn.Module, critic: nn.Module,
-                 critic_target: nn.Module, state_size: int):
+    def __init__(
+        self,
+        cfg: Config,
+        actor: nn.Module,
+        actor_target: nn.Module,
+        critic: nn.Module,
+        critic_target: nn.Module,
+        state_size: int,
+    ):
         self.cfg = cfg
         self.actor = actor
         self.actor_target = actor_target
@@ -385,7 +441,7 @@ class DDPG(Networks):
         self.critic_target = critic_target
         for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
-            target.load_state_dict(online.state_dict())          # the targets start as copies
+            target.load_state_dict(online.state_dict())  # the targets start as copies
         self.norm = Normalizer(state_size)
         self.actor_opt = torch.optim.Adam(self.actor.parameters(), lr=cfg.actor_lr, fused=True)
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
@@ -395,7 +451,7 @@ class DDPG(Networks):
         (tensors: reading a number out of a GPU would make it wait)."""
         with torch.no_grad():
             y = self.td_target(ret, s_next, disc)
-        q = self.critic.values(s, a)              # (critics, batch): one row here (2.3 adds a second)
+        q = self.critic.values(s, a)  # (critics, batch): one row here (2.3 adds a second)
         td, loss = self.critic_loss(q, y, w)
         self.critic_opt.zero_grad()
         loss.backward()
@@ -432,19 +488,27 @@ def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor)
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-target", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
 cfg = Config(hidden=(32, 32))
-ddpg = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
-            Critic(state_size, action_size, cfg.hidden), Critic(state_size, action_size, cfg.hidden), state_size)
+ddpg = DDPG(
+    cfg,
+    Actor(state_size, action_size, cfg.hidden),
+    Actor(state_size, action_size, cfg.hidden),
+    Critic(state_size, action_size, cfg.hidden),
+    Critic(state_size, action_size, cfg.hidden),
+    state_size,
+)
 with torch.no_grad():
     ddpg.critic_target.out.weight.zero_()
-    ddpg.critic_target.out.bias.fill_(2.0)               # Q'(s', a') = 2 for every input
+    ddpg.critic_target.out.bias.fill_(2.0)  # Q'(s', a') = 2 for every input
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
 ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), torch.rand(64)
 y = ddpg.td_target(ret, s_next, disc)
 print("y = R + 2 gamma_i:", torch.allclose(y, ret + 2 * disc, atol=1e-6), " shape:", tuple(y.shape))
 assert y.shape == ret.shape and torch.allclose(y, ret + 2 * disc, atol=1e-6)
 with torch.no_grad():
-    ddpg.actor.layers[-1].bias.add_(0.5)                # the online actor now differs from its target
-class SumOfActions(nn.Module):                      # a probe: Q'(s', a') = the sum of a'
+    ddpg.actor.layers[-1].bias.add_(0.5)  # the online actor now differs from its target
+
+
+class SumOfActions(nn.Module):  # a probe: Q'(s', a') = the sum of a'
     def forward(self, s, a):
         return a.sum(-1)
 
@@ -453,7 +517,7 @@ constant, ddpg.critic_target = ddpg.critic_target, SumOfActions()
 try:
     y = ddpg.td_target(ret, s_next, disc)
 finally:
-    ddpg.critic_target = constant                   # put back, whatever td_target did
+    ddpg.critic_target = constant  # put back, whatever td_target did
 print("a' comes from the target actor:", torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6))
 assert torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6)
 
@@ -478,7 +542,7 @@ q, y = torch.tensor([[1.0, 2.0, 3.0, 4.0]]), torch.tensor([2.0, 2.0, 2.0, 2.0])
 td, loss = ddpg.critic_loss(q, y, torch.tensor([1.0, 0.5, 0.0, 2.0]))
 print("TD errors:", td.tolist(), " loss:", loss.item())
 assert td.tolist() == [[1.0, 0.0, -1.0, -2.0]] and loss.item() == (1 + 0 + 0 + 8) / 4
-ddpg.td_target = lambda ret, s_next, disc: ret + 2 * disc          # the target of the check above, whatever yours gives
+ddpg.td_target = lambda ret, s_next, disc: ret + 2 * disc  # the target of the check above, whatever yours gives
 before = ddpg.critic_loss(ddpg.critic.values(s, a), ret + 2 * disc, w)[1].item()
 ddpg.update_critic(s, a, ret, s_next, disc, w)
 after = ddpg.critic_loss(ddpg.critic.values(s, a), ret + 2 * disc, w)[1].item()
@@ -519,7 +583,7 @@ def update_targets(self) -> None:
     """Step 3: every target parameter moves tau of the way to its network's."""
     for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
         for t, o in zip(target.parameters(), online.parameters()):
-            t.lerp_(o, self.cfg.tau)                  # t <- t + tau (o - t)
+            t.lerp_(o, self.cfg.tau)  # t <- t + tau (o - t)
 
 
 # %% [markdown]
@@ -527,12 +591,14 @@ def update_targets(self) -> None:
 # the networks themselves do not move.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-soft-update", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()        # all weights in one vector
+flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
 pairs = [(ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)]
 with torch.no_grad():
     for online in (ddpg.actor, ddpg.critic):
         for weight in online.parameters():
-            weight.add_(0.1 * torch.randn_like(weight))        # the networks move away from their targets, as learning moves them
+            weight.add_(
+                0.1 * torch.randn_like(weight)
+            )  # the networks move away from their targets, as learning moves them
 before = [(flat(target), flat(online)) for target, online in pairs]
 ddpg.update_targets()
 for (target, online), (t0, o0) in zip(pairs, before):
@@ -558,7 +624,9 @@ with torch.no_grad():
 fig, ax = plt.subplots(figsize=(8, 2.8))
 ax.plot(online, lw=0.8, label="the critic's weight (online)")
 ax.plot(target, lw=2, label=rf"its target, $\tau$ = {cfg.tau}: an average over about {1 / cfg.tau:.0f} updates")
-ax.set(xlabel="update", ylabel="weight (output bias)", title="The target network follows its network, smoothly and late")
+ax.set(
+    xlabel="update", ylabel="weight (output bias)", title="The target network follows its network, smoothly and late"
+)
 ax.legend(loc="lower center", fontsize=8)
 plt.show()
 
@@ -616,18 +684,24 @@ class TwinCriticTarget(TwinCritic):
 
 # %% nbgrader={"grade": true, "grade_id": "check-clipped-double-q", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
-twin = DDPG(cfg, Actor(state_size, action_size, cfg.hidden), Actor(state_size, action_size, cfg.hidden),
-            TwinCritic(state_size, action_size, cfg.hidden), TwinCriticTarget(state_size, action_size, cfg.hidden), state_size)
+twin = DDPG(
+    cfg,
+    Actor(state_size, action_size, cfg.hidden),
+    Actor(state_size, action_size, cfg.hidden),
+    TwinCritic(state_size, action_size, cfg.hidden),
+    TwinCriticTarget(state_size, action_size, cfg.hidden),
+    state_size,
+)
 for first, second in ((2.0, 3.0), (3.0, 2.0)):
     with torch.no_grad():
         for critic, value in ((twin.critic_target.q1, first), (twin.critic_target.q2, second)):
             critic.out.weight.zero_()
-            critic.out.bias.fill_(value)                 # Q'_1 and Q'_2 constant
+            critic.out.bias.fill_(value)  # Q'_1 and Q'_2 constant
     target = twin.critic_target(s_next, twin.actor_target(s_next))
     print(f"Q'_1 = {first}, Q'_2 = {second}: the target value is {target.unique().tolist()}")
     assert target.shape == ret.shape and torch.all(target == 2.0)
 y = ret + 2 * disc
-twin.td_target = lambda ret, s_next, disc: ret + 2 * disc          # 2.2's target, whatever yours gives
+twin.td_target = lambda ret, s_next, disc: ret + 2 * disc  # 2.2's target, whatever yours gives
 twin.critic_loss = lambda q, y, w: (y - q, (w * (y - q).pow(2)).mean())
 losses = lambda: [(w * (y - q).pow(2)).mean().item() for q in twin.critic.values(s, a)]
 before = losses()
@@ -688,16 +762,16 @@ class NStepAccumulator:
         self.states = np.zeros((n, num_agents, state_size), np.float32)
         self.actions = np.zeros((n, num_agents, action_size), np.float32)
         self.rewards = np.zeros((n, num_agents), np.float32)
-        self.count = 0                                        # steps in the window
-        self.discounts = gamma ** np.arange(n + 1)             # 1, g, g^2, ..., g^n
+        self.count = 0  # steps in the window
+        self.discounts = gamma ** np.arange(n + 1)  # 1, g, g^2, ..., g^n
 
     def push(self, states, actions, rewards, next_states, done: bool):
         """Add one step of all arms; return a batch of transitions (a tuple of arrays) or None."""
-        if done:      # next_states is the next episode's start: drop this step, flush the window
+        if done:  # next_states is the next episode's start: drop this step, flush the window
             out = self.flush(states)
             self.count = 0
             return out
-        if self.count == self.n:                              # slide: forget the oldest step
+        if self.count == self.n:  # slide: forget the oldest step
             for window in (self.states, self.actions, self.rewards):
                 window[:-1] = window[1:]
             self.count -= 1
@@ -715,7 +789,7 @@ class NStepAccumulator:
 @method_of(NStepAccumulator)
 def emit(self, next_states: np.ndarray) -> tuple:
     """(s_t, a_t, R_t, s_{t+n}, gamma^n) for every arm: five arrays, float32, one row per arm."""
-    ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))     # sum_k gamma^k r_{t+k}, per arm
+    ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))  # sum_k gamma^k r_{t+k}, per arm
     disc = np.full(len(ret), self.discounts[self.n], np.float32)
     return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
@@ -726,7 +800,7 @@ def emit(self, next_states: np.ndarray) -> tuple:
 
 # %% nbgrader={"grade": true, "grade_id": "check-n-step-return", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
-state = lambda t: np.full((2, 1), t, np.float32)       # the state at time t is "t"
+state = lambda t: np.full((2, 1), t, np.float32)  # the state at time t is "t"
 emitted = []
 for t, r in enumerate([1.0, 2.0, 3.0, 4.0]):
     out = acc.push(state(t), state(t), np.array([r, 10 * r]), state(t + 1), done=False)
@@ -746,12 +820,12 @@ assert all(x.dtype == np.float32 for x in out)
 @method_of(NStepAccumulator)
 def flush(self, last_states: np.ndarray) -> tuple | None:
     """The pending starts, their rows ordered by start then arm, or None when none is pending."""
-    first = 1 if self.count == self.n else 0             # a full window already emitted its oldest step
+    first = 1 if self.count == self.n else 0  # a full window already emitted its oldest step
     m = self.count
     if m - first <= 0:
         return None
     rows = []
-    for j in range(first, m):                            # start j covers steps j..m-1, then the last real state
+    for j in range(first, m):  # start j covers steps j..m-1, then the last real state
         ret = sum(self.discounts[k] * self.rewards[j + k] for k in range(m - j))
         disc = np.full(len(ret), self.discounts[m - j])
         rows.append((self.states[j], self.actions[j], ret, last_states, disc))
@@ -771,9 +845,9 @@ acc.push(state(1), state(1), np.array([2.0, 20.0]), state(2), done=False)
 s, a, ret, s_next, disc = acc.push(state(2), state(2), np.array([3.0, 30.0]), state(0), done=True)
 print(f"done after 2 steps: starts s={s[:, 0]}, returns={ret}, bootstrap s={s_next[:, 0]}, discounts={disc}")
 assert s[:, 0].tolist() == [0, 0, 1, 1] and ret.tolist() == [2, 20, 2, 20] and disc.tolist() == [0.25, 0.25, 0.5, 0.5]
-assert s_next[:, 0].tolist() == [2, 2, 2, 2]          # the last real state, never the next episode's
-acc.states[:, :, 0], acc.actions[:, :, 0] = [[1], [2], [3]], [[1], [2], [3]]   # a full window, steps 1-3,
-acc.rewards[:], acc.count = [[2.0, 20.0], [3.0, 30.0], [4.0, 40.0]], 3         # whose step 1 was emitted
+assert s_next[:, 0].tolist() == [2, 2, 2, 2]  # the last real state, never the next episode's
+acc.states[:, :, 0], acc.actions[:, :, 0] = [[1], [2], [3]], [[1], [2], [3]]  # a full window, steps 1-3,
+acc.rewards[:], acc.count = [[2.0, 20.0], [3.0, 30.0], [4.0, 40.0]], 3  # whose step 1 was emitted
 s, a, ret, s_next, disc = acc.push(state(4), state(4), np.array([5.0, 50.0]), state(0), done=True)
 print(f"done after a full window: starts s={s[:, 0]}, returns={ret}, discounts={disc}")
 assert s[:, 0].tolist() == [2, 2, 3, 3] and ret.tolist() == [5, 50, 4, 40] and disc.tolist() == [0.25, 0.25, 0.5, 0.5]
@@ -790,7 +864,13 @@ assert acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False) 
 acc = NStepAccumulator(n=4, gamma=0.9, num_agents=1, state_size=1, action_size=1)
 rows = []
 for t in range(9):
-    out = acc.push(np.full((1, 1), t, np.float32), np.zeros((1, 1), np.float32), np.ones(1), np.full((1, 1), t + 1, np.float32), done=t == 8)
+    out = acc.push(
+        np.full((1, 1), t, np.float32),
+        np.zeros((1, 1), np.float32),
+        np.ones(1),
+        np.full((1, 1), t + 1, np.float32),
+        done=t == 8,
+    )
     for s, s_next, disc in zip(*(out[i] for i in (0, 3, 4))) if out is not None else ():
         rows.append((int(s[0]), int(round(np.log(disc) / np.log(0.9))), int(s_next[0]), t == 8))
 fig, ax = plt.subplots(figsize=(8, 2.8))
@@ -798,8 +878,11 @@ for k, (start, length, boot, flushed) in enumerate(rows):
     colour = "tab:orange" if flushed else "tab:blue"
     ax.barh(k, length, left=start, height=0.5, color=colour, alpha=0.6)
     ax.plot(boot, k, "o", color=colour)
-ax.set(xlabel="step t of the episode (step 8 reports done and is dropped)", ylabel="stored transition",
-       title=r"$n$-step returns (bars: rewards summed; dots: bootstrap state); orange: flushed at the episode's end")
+ax.set(
+    xlabel="step t of the episode (step 8 reports done and is dropped)",
+    ylabel="stored transition",
+    title=r"$n$-step returns (bars: rewards summed; dots: bootstrap state); orange: flushed at the episode's end",
+)
 ax.invert_yaxis()
 plt.show()
 print(rows)
@@ -880,7 +963,7 @@ class SumTree:
     """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
 
     def __init__(self, capacity: int):
-        self.leaves = 1 << max(0, capacity - 1).bit_length()   # M: a power of two >= capacity
+        self.leaves = 1 << max(0, capacity - 1).bit_length()  # M: a power of two >= capacity
         self.levels = self.leaves.bit_length() - 1
         self.tree = np.zeros(2 * self.leaves)
 
@@ -897,8 +980,9 @@ class SumTree:
 
     def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
         """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64),
-                         compiled(walk_step))     # the package's numba cache: one compilation per definition
+        return tree_find(
+            self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64), compiled(walk_step)
+        )  # the package's numba cache: one compilation per definition
 
 
 # %% [markdown]
@@ -907,7 +991,7 @@ class SumTree:
 # of its children.
 
 # %% nbgrader={"grade": true, "grade_id": "check-sum-tree-walk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-small = np.array([0.0, 10, 3, 7, 1, 2, 3, 4])        # node 1 the root, 2-3 its children, 4-7 the leaves
+small = np.array([0.0, 10, 3, 7, 1, 2, 3, 4])  # node 1 the root, 2-3 its children, 4-7 the leaves
 steps = [walk_step(small, 1, 2.5), walk_step(small, 1, 3.0), walk_step(small, 3, 3.5), walk_step(small, 2, 0.5)]
 print("(child, u) from (node 1, u 2.5), (1, 3), (3, 3.5), (2, 0.5):", steps)
 assert [(int(n), float(u)) for n, u in steps] == [(2, 2.5), (3, 0.0), (7, 0.5), (4, 0.5)]
@@ -918,7 +1002,7 @@ draws = tree.find_prefix_sum(np.random.default_rng(0).uniform(0, tree.total(), 1
 frequencies = np.bincount(draws, minlength=5) / len(draws)
 print("sampled frequencies:", np.round(frequencies, 2))
 assert tree.total() == 10 and np.allclose(frequencies, [0.1, 0.2, 0.3, 0.4, 0.0], atol=0.01)
-tree[np.array([0, 0, 3])] = [5.0, 5.0, 0.0]          # repeated indices are harmless
+tree[np.array([0, 0, 3])] = [5.0, 5.0, 0.0]  # repeated indices are harmless
 sums_agree = all(tree.tree[i] == tree.tree[2 * i] + tree.tree[2 * i + 1] for i in range(1, tree.leaves))
 print("after setting leaf 0 to 5 and leaf 3 to 0: total", tree.total(), "- node sums agree:", sums_agree)
 assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2.0, 3.0, 0.0]
@@ -949,8 +1033,16 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 class PrioritizedReplay:
     """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
 
-    def __init__(self, capacity: int, state_size: int, action_size: int, alpha: float,
-                 offset: float, rng: np.random.Generator, window: int = 1):
+    def __init__(
+        self,
+        capacity: int,
+        state_size: int,
+        action_size: int,
+        alpha: float,
+        offset: float,
+        rng: np.random.Generator,
+        window: int = 1,
+    ):
         self.capacity = capacity
         self.alpha = alpha
         self.offset = offset
@@ -961,11 +1053,11 @@ class PrioritizedReplay:
         self.returns = np.zeros(capacity, np.float32)
         self.next_states = np.zeros((capacity, state_size), np.float32)
         self.discounts = np.zeros(capacity, np.float32)
-        self.priorities = SumTree(capacity)       # holds p_i^alpha
-        self.recent = np.ones(window)             # the largest p_i of each of the last `window` updates
-        self.next = 0                             # the row the next transition goes to
-        self.size = 0                             # transitions stored
-        self.updates = 0                          # updates of the priorities so far
+        self.priorities = SumTree(capacity)  # holds p_i^alpha
+        self.recent = np.ones(window)  # the largest p_i of each of the last `window` updates
+        self.next = 0  # the row the next transition goes to
+        self.size = 0  # transitions stored
+        self.updates = 0  # updates of the priorities so far
 
     def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
         """Store a batch of transitions over the oldest; return the rows they went to."""
@@ -983,7 +1075,9 @@ class PrioritizedReplay:
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
         weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        batch_arrays = tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
+        batch_arrays = tuple(
+            x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts)
+        )
         return idx, weights.astype(np.float32), batch_arrays
 
     @property
@@ -992,7 +1086,7 @@ class PrioritizedReplay:
         return float(self.recent.max())
 
     def _set_priority(self, idx, priorities) -> None:
-        self.priorities[idx] = priorities ** self.alpha
+        self.priorities[idx] = priorities**self.alpha
 
 
 # %% [markdown]
@@ -1015,8 +1109,10 @@ def importance_weights(priorities: np.ndarray, total: float, size: int, beta: fl
 p = np.array([9.0, 1.0, 1.0, 1.0, 1.0])
 for beta in (0.5, 1.0):
     weights = importance_weights(p[[0, 1, 0]], 13.0, 5, beta)
-    print(f"beta {beta}: weights of transitions 0, 1, 0: {np.round(weights, 4)}, expected {np.round([9 ** -beta, 1, 9 ** -beta], 4)}")
-    assert np.allclose(weights, [9 ** -beta, 1, 9 ** -beta]) and weights.max() == 1
+    print(
+        f"beta {beta}: weights of transitions 0, 1, 0: {np.round(weights, 4)}, expected {np.round([9**-beta, 1, 9**-beta], 4)}"
+    )
+    assert np.allclose(weights, [9**-beta, 1, 9**-beta]) and weights.max() == 1
 assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 
 # %% [markdown]
@@ -1028,7 +1124,7 @@ assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
     """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
     priorities = np.abs(td_errors) + self.offset
-    self.recent[self.updates % self.window] = priorities.max()      # a ring of the updates' largest
+    self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
     self.updates += 1
     self._set_priority(idx, priorities)
 
@@ -1044,11 +1140,17 @@ pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=0.5, offset=0.25, r
 pr.add(zeros, zeros, np.zeros(5, np.float32), zeros, np.ones(5, np.float32))
 td = np.array([0.0, -1.0, 2.0, -3.0, 4.0])
 pr.update_priorities(np.array([3, 0, 4, 1, 2]), td[[3, 0, 4, 1, 2]])
-print("stored priorities:", np.round(pr.priorities[np.arange(5)], 3), " expected (|td| + c)^alpha:",
-      np.round((np.abs(td) + 0.25) ** 0.5, 3))
+print(
+    "stored priorities:",
+    np.round(pr.priorities[np.arange(5)], 3),
+    " expected (|td| + c)^alpha:",
+    np.round((np.abs(td) + 0.25) ** 0.5, 3),
+)
 assert np.allclose(pr.priorities[np.arange(5)], (np.abs(td) + 0.25) ** 0.5)
-for window in (2, 3):             # after one large TD error and two small ones: 2 forgets it, 3 keeps it
-    pr = PrioritizedReplay(8, state_size=1, action_size=1, alpha=0.5, offset=0.0, rng=np.random.default_rng(0), window=window)
+for window in (2, 3):  # after one large TD error and two small ones: 2 forgets it, 3 keeps it
+    pr = PrioritizedReplay(
+        8, state_size=1, action_size=1, alpha=0.5, offset=0.0, rng=np.random.default_rng(0), window=window
+    )
     for error in (9.0, 0.5, 0.25):
         pr.update_priorities(np.array([0]), np.array([error]))
     pr.add(zeros[:1], zeros[:1], zeros[0], zeros[:1], np.ones(1, np.float32))
@@ -1065,10 +1167,12 @@ for alpha in (1.0, 0.5):
     buffer.add(zeros, zeros, np.arange(5, dtype=np.float32), zeros, np.ones(5, np.float32))
     buffer.update_priorities(np.arange(5), np.array([9.0, 1.0, 1.0, 1.0, 1.0]))
     idx, weights, _ = buffer.sample(100_000, beta=0.5)
-    P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9 ** alpha + 4)
+    P = np.array([9.0, 1, 1, 1, 1]) ** alpha / (9**alpha + 4)
     found = weights[[np.argmax(idx == 0), np.argmax(idx == 1)]]
-    print(f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
-          f"weights of 0 and 1 {np.round(found, 4)}, expected {np.round([(P[0] / P[1]) ** -0.5, 1], 4)}")
+    print(
+        f"alpha {alpha}: share of transition 0 {np.mean(idx == 0):.3f}, expected {P[0]:.3f}; "
+        f"weights of 0 and 1 {np.round(found, 4)}, expected {np.round([(P[0] / P[1]) ** -0.5, 1], 4)}"
+    )
     assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, [(P[0] / P[1]) ** -0.5, 1], rtol=1e-5)
 
 # %% [markdown]
@@ -1079,7 +1183,9 @@ for alpha in (1.0, 0.5):
 # 16 transitions with TD errors 0.1 to 3: how often each is drawn (200 batches of 256) against P(i),
 # and the importance weight each gets, at the first beta and at 1.
 zeros = np.zeros((16, 1), np.float32)
-buffer = PrioritizedReplay(16, state_size=1, action_size=1, alpha=cfg.alpha, offset=cfg.priority_offset, rng=np.random.default_rng(0))
+buffer = PrioritizedReplay(
+    16, state_size=1, action_size=1, alpha=cfg.alpha, offset=cfg.priority_offset, rng=np.random.default_rng(0)
+)
 buffer.add(zeros, zeros, np.zeros(16, np.float32), zeros, np.ones(16, np.float32))
 buffer.update_priorities(np.arange(16), np.linspace(0.1, 3.0, 16))
 drawn = np.concatenate([buffer.sample(256, cfg.beta_start)[0] for _ in range(200)])
@@ -1087,7 +1193,11 @@ P = buffer.priorities[np.arange(16)] / buffer.priorities.total()
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
 left.bar(np.arange(16), np.bincount(drawn, minlength=16) / len(drawn), color="tab:blue", alpha=0.6, label="drawn")
 left.plot(np.arange(16), P, "k_", ms=12, mew=2, label=r"$P(i) = p_i^\alpha / \sum_k p_k^\alpha$")
-left.set(xlabel="transition i (TD error growing)", ylabel="share of draws", title=rf"Sampled as often as $P(i)$ says ($\alpha$ = {cfg.alpha})")
+left.set(
+    xlabel="transition i (TD error growing)",
+    ylabel="share of draws",
+    title=rf"Sampled as often as $P(i)$ says ($\alpha$ = {cfg.alpha})",
+)
 left.legend(fontsize=8)
 for beta in (cfg.beta_start, 1.0):
     w = importance_weights(buffer.priorities[np.arange(16)], buffer.priorities.total(), 16, beta)
@@ -1145,20 +1255,20 @@ class NoisyLinear(nn.Module):
         super().__init__()
         self.in_features = in_features
         self.out_features = out_features
-        bound = in_features ** -0.5
+        bound = in_features**-0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
         self.bias_mean = nn.Parameter(torch.empty(out_features).uniform_(-bound, bound))
         self.bias_sigma = nn.Parameter(torch.full((out_features,), sigma0 * bound))
-        self.register_buffer("eps_in", torch.zeros(in_features))      # f(eps_i), set by the agent
-        self.register_buffer("eps_out", torch.zeros(out_features))    # f(eps_j)
-        self.noisy = False                     # the mean weights until noise is set: the target actor's stay so
+        self.register_buffer("eps_in", torch.zeros(in_features))  # f(eps_i), set by the agent
+        self.register_buffer("eps_out", torch.zeros(out_features))  # f(eps_j)
+        self.noisy = False  # the mean weights until noise is set: the target actor's stay so
 
     def set_noise(self, eps: torch.Tensor) -> None:
         """eps: in_features + out_features standard normal numbers."""
         f = signed_sqrt(eps)
-        self.eps_in.copy_(f[:self.in_features])
-        self.eps_out.copy_(f[self.in_features:])
+        self.eps_in.copy_(f[: self.in_features])
+        self.eps_out.copy_(f[self.in_features :])
         self.noisy = True
 
     def extra_repr(self) -> str:
@@ -1177,8 +1287,10 @@ class NoisyLinear(nn.Module):
 @method_of(NoisyLinear)
 def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
-    return (torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-            torch.addcmul(self.bias_mean, self.bias_sigma, f_out))
+    return (
+        torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
+        torch.addcmul(self.bias_mean, self.bias_sigma, f_out),
+    )
 
 
 # %% [markdown]
@@ -1191,17 +1303,17 @@ torch.manual_seed(0)
 layer = NoisyLinear(3, 2, sigma0=0.5)
 print(layer)
 x = torch.randn(4, 3)
-assert torch.allclose(layer.weight_sigma, torch.full((2, 3), 0.5 / 3 ** 0.5))     # sigma0 / sqrt(d_in)
-assert layer.weight_mean.abs().max() <= 3 ** -0.5 and layer.bias_mean.abs().max() <= 3 ** -0.5
+assert torch.allclose(layer.weight_sigma, torch.full((2, 3), 0.5 / 3**0.5))  # sigma0 / sqrt(d_in)
+assert layer.weight_mean.abs().max() <= 3**-0.5 and layer.bias_mean.abs().max() <= 3**-0.5
 layer.noisy = False
 assert torch.allclose(layer(x), x @ layer.weight_mean.T + layer.bias_mean)
-eps = torch.tensor([4.0, -0.25, 0.0, -9.0, 1.0])      # 3 inputs, then 2 outputs
+eps = torch.tensor([4.0, -0.25, 0.0, -9.0, 1.0])  # 3 inputs, then 2 outputs
 layer.noisy = True
 layer.set_noise(eps)
 f = lambda e: e.sign() * e.abs().sqrt()
 print("f(eps_in):", layer.eps_in.tolist(), " f(eps_out):", layer.eps_out.tolist())
 assert layer.eps_in.tolist() == [2.0, -0.5, 0.0] and layer.eps_out.tolist() == [-3.0, 1.0]
-weight = layer.weight_mean + layer.weight_sigma * torch.outer(f(eps[3:]), f(eps[:3]))   # factorised
+weight = layer.weight_mean + layer.weight_sigma * torch.outer(f(eps[3:]), f(eps[:3]))  # factorised
 bias = layer.bias_mean + layer.bias_sigma * f(eps[3:])
 assert torch.allclose(layer(x), x @ weight.T + bias)
 sigma_before = layer.weight_sigma.detach().clone()
@@ -1243,10 +1355,10 @@ class NoisyActor(Actor):
         for layer in self.layers:
             layer.noisy = eps is not None
         if eps is not None:
-            f = signed_sqrt(eps).split(self.sizes, dim=-1)     # f(eps) of NoisyLinear, all layers at once
+            f = signed_sqrt(eps).split(self.sizes, dim=-1)  # f(eps) of NoisyLinear, all layers at once
             buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
             for buffer, part in zip(buffers, f):
-                buffer.copy_(part)                     # copy_ also moves it to the buffer's device and dtype
+                buffer.copy_(part)  # copy_ also moves it to the buffer's device and dtype
 
     @torch.no_grad()
     def draw(self, eps: torch.Tensor, into: Actor) -> None:
@@ -1267,7 +1379,7 @@ class OrnsteinUhlenbeck:
         self.kappa = kappa
         self.scale = scale
         self.generator = generator
-        self.state = scale * torch.randn(shape, generator=generator)   # start in the stationary law
+        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
 
 
 # %% [markdown]
@@ -1293,9 +1405,13 @@ path = torch.stack([ou.sample() for _ in range(11)])
 lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
 for _ in range(100):
     ou.sample()
-print(f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:", [round(c, 2) for c in lags],
-      " expected:", [round(0.85 ** k, 2) for k in (1, 5, 10)])
-assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85 ** k for k in (1, 5, 10)], atol=0.03)
+print(
+    f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:",
+    [round(c, 2) for c in lags],
+    " expected:",
+    [round(0.85**k, 2) for k in (1, 5, 10)],
+)
+assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85**k for k in (1, 5, 10)], atol=0.03)
 assert torch.equal(ou.sample(), ou.state)
 
 # %% [markdown]
@@ -1348,11 +1464,17 @@ samples = np.array(samples)
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
 left.plot(steps, [ou.sample().item() for _ in steps], label=rf"OU, $\kappa$ = {cfg.ou_kappa}")
 left.plot(steps, torch.randn(len(steps), generator=generator), lw=0.7, alpha=0.7, label="white")
-left.set(xlabel="step", ylabel=r"noise $\varepsilon$", title=rf"OU noise: correlated over about $1/\kappa$ = {1 / cfg.ou_kappa:.0f} steps")
+left.set(
+    xlabel="step",
+    ylabel=r"noise $\varepsilon$",
+    title=rf"OU noise: correlated over about $1/\kappa$ = {1 / cfg.ou_kappa:.0f} steps",
+)
 left.legend(fontsize=8)
 right.scatter(samples[:, 0], samples[:, 1], s=6, alpha=0.5, label="one noise sample each")
 right.plot(*mean_action[:2], "k*", ms=14, label="mean weights")
-right.set(xlabel="torque 1", ylabel="torque 2", title=rf"One state, 300 noise samples ($\sigma_0$ = {cfg.noisy_sigma0})")
+right.set(
+    xlabel="torque 1", ylabel="torque 2", title=rf"One state, 300 noise samples ($\sigma_0$ = {cfg.noisy_sigma0})"
+)
 right.legend(fontsize=8)
 plt.show()
 
@@ -1391,7 +1513,7 @@ class Behaviour(nn.Module):
         self.learner = learner
         self.norm = Normalizer(learner.norm.mean.numel())
         self.actor = actor.requires_grad_(False)
-        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)    # epsilon_t (5.2)
+        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)  # epsilon_t (5.2)
 
     @torch.no_grad()
     def refresh(self) -> None:
@@ -1400,14 +1522,14 @@ class Behaviour(nn.Module):
             copy.copy_(source)
         self.learner.actor.draw(self.noise.sample(), into=self.actor)
 
-    @torch.inference_mode()        # no_grad, and none of autograd's bookkeeping (version counters) either
+    @torch.inference_mode()  # no_grad, and none of autograd's bookkeeping (version counters) either
     def forward(self, states: torch.Tensor) -> torch.Tensor:
         return self.actor(self.norm(states)).clamp(-1, 1)
 
     @torch.no_grad()
     def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
         """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
-        self.learner.actor.set_noise(None)     # the mean weights; learn() draws fresh noise before using it
+        self.learner.actor.set_noise(None)  # the mean weights; learn() draws fresh noise before using it
         return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
 
 
@@ -1436,47 +1558,55 @@ class Agent(DDPG):
         seeds = seed_streams(cfg.seed)
         self.cfg = cfg
         self.sizes = (num_agents, state_size, action_size)
-        self.rng = np.random.default_rng(seeds["replay"])                    # the replay's sampler
-        self.gen = torch.Generator().manual_seed(seeds["noise"])             # the actor's noise
+        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
+        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the actor's noise
         torch.manual_seed(seeds["weights"])
-        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)    # 2.3
-        super().__init__(cfg, self.make_actor(), self.make_actor(), critic(state_size, action_size, cfg.hidden),
-                         target(state_size, action_size, cfg.hidden), state_size)
+        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)  # 2.3
+        super().__init__(
+            cfg,
+            self.make_actor(),
+            self.make_actor(),
+            critic(state_size, action_size, cfg.hidden),
+            target(state_size, action_size, cfg.hidden),
+            state_size,
+        )
         self.behaviour = self.make_behaviour()
         self.memory = self.make_memory()
-        self.observers = []          # things told of each storage and update: on_add(idx), on_update(out)
+        self.observers = []  # things told of each storage and update: on_add(idx), on_update(out)
         self.nstep = None
         self.steps = 0
         self.updates = 0
         self.to(cfg.device)
 
-    def make_actor(self) -> nn.Module:         # the parts a variant of this agent (the report's ablations) may swap
+    def make_actor(self) -> nn.Module:  # the parts a variant of this agent (the report's ablations) may swap
         return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
 
-    def make_behaviour(self) -> nn.Module:     # 6.1: acts with a plain actor, drawn from the noisy one
+    def make_behaviour(self) -> nn.Module:  # 6.1: acts with a plain actor, drawn from the noisy one
         return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
 
     def make_memory(self):
         cfg = self.cfg
-        return PrioritizedReplay(cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window)
+        return PrioritizedReplay(
+            cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
+        )
 
     def begin_episode(self, episode: int) -> None:
         """Episode `episode`'s n (growing from 1), learning interval and first policy."""
         cfg = self.cfg
         n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
-        if self.nstep is None or n != self.nstep.n:       # between episodes the window is empty
+        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
             self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
         self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
         self.behaviour.refresh()
 
     def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        policy = self.behaviour if explore else self.behaviour.mean_actor     # explore=False: the mean actor, no noise
+        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
     def step(self, states, actions, rewards, next_states, done: bool) -> None:
         refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
         if not done:
-            self.behaviour.refresh()                      # the next step's policy, before this step's update
+            self.behaviour.refresh()  # the next step's policy, before this step's update
         self.norm.update(self.tensor(states))
         transitions = self.nstep.push(states, actions, rewards, next_states, done)
         if transitions is not None:
@@ -1505,10 +1635,10 @@ def learn(self) -> dict:
     """One update of the networks on a prioritized batch, and of the batch's priorities."""
     idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
     s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-    s, s_next = self.norm(s), self.norm(s_next)              # the replay keeps raw states
+    s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
     td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
     self.memory.update_priorities(idx, td.cpu().numpy())
-    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))    # fresh noise: sigma learns too
+    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))  # fresh noise: sigma learns too
     actor_loss = self.update_actor(s)
     self.update_targets()
     self.updates += 1
@@ -1525,41 +1655,65 @@ import inspect
 
 agent = Agent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
 agent.norm.update(torch.randn(100, state_size) * 10 + 3)
-raw = [np.random.default_rng(k).standard_normal((4, size)).astype(np.float32) for k, size in
-       enumerate((state_size, action_size, 1, state_size, 1))]
+raw = [
+    np.random.default_rng(k).standard_normal((4, size)).astype(np.float32)
+    for k, size in enumerate((state_size, action_size, 1, state_size, 1))
+]
 batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
-idx, weights, td = np.array([3, 1, 4, 1]), np.array([0.5, 1.0, 0.25, 1.0], np.float32), torch.tensor([1.0, -2.0, 3.0, -4.0])
+idx, weights, td = (
+    np.array([3, 1, 4, 1]),
+    np.array([0.5, 1.0, 0.25, 1.0], np.float32),
+    torch.tensor([1.0, -2.0, 3.0, -4.0]),
+)
 calls, noise_state = [], agent.gen.get_state().clone()
 
 
 def record(name, real, result=None):
     """A stand-in for the method `real` that notes its arguments by name, however they are passed."""
+
     def stand_in(*args, **kwargs):
         calls.append((name, inspect.signature(real).bind(*args, **kwargs).arguments))
         return result
+
     return stand_in
 
 
 agent.memory.sample = record("sample", agent.memory.sample, (idx, weights, batch))
 agent.memory.update_priorities = record("priorities", agent.memory.update_priorities)
-agent.update_critic, agent.update_actor = record("critic", agent.update_critic, (td, 1.5, 2.5)), record("actor", agent.update_actor, -3.5)
-agent.actor.set_noise, agent.update_targets = record("noise", agent.actor.set_noise), record("targets", agent.update_targets)
+agent.update_critic, agent.update_actor = (
+    record("critic", agent.update_critic, (td, 1.5, 2.5)),
+    record("actor", agent.update_actor, -3.5),
+)
+agent.actor.set_noise, agent.update_targets = (
+    record("noise", agent.actor.set_noise),
+    record("targets", agent.update_targets),
+)
 out = agent.learn()
 order = [name for name, _ in calls]
 print("calls in order:", order, " returned:", out)
 args = dict(calls)
 assert sorted(order) == sorted(["sample", "critic", "priorities", "noise", "actor", "targets"]) and order[0] == "sample"
 assert order.index("critic") < min(order.index("priorities"), order.index("actor")) and order[-1] == "targets"
-assert order.index("noise") < order.index("actor") and (args["sample"]["batch"], args["sample"]["beta"]) == (4, agent.beta())
+assert order.index("noise") < order.index("actor") and (args["sample"]["batch"], args["sample"]["beta"]) == (
+    4,
+    agent.beta(),
+)
 critic = args["critic"]
-assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0]))) and torch.equal(critic["s_next"], agent.norm(torch.as_tensor(raw[3])))
+assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0]))) and torch.equal(
+    critic["s_next"], agent.norm(torch.as_tensor(raw[3]))
+)
 assert torch.equal(critic["a"], torch.as_tensor(raw[1])) and torch.equal(critic["w"], torch.as_tensor(weights))
 assert torch.equal(critic["ret"], torch.as_tensor(batch[2])) and torch.equal(critic["disc"], torch.as_tensor(batch[4]))
-assert np.array_equal(args["priorities"]["idx"], idx) and np.array_equal(np.asarray(args["priorities"]["td_errors"]), td.numpy())
+assert np.array_equal(args["priorities"]["idx"], idx) and np.array_equal(
+    np.asarray(args["priorities"]["td_errors"]), td.numpy()
+)
 eps = args["noise"]["eps"]
-assert eps.shape == (agent.actor.noise_size,) and not torch.equal(agent.gen.get_state(), noise_state)   # drawn from gen
+assert eps.shape == (agent.actor.noise_size,) and not torch.equal(agent.gen.get_state(), noise_state)  # drawn from gen
 assert torch.equal(args["actor"]["s"], critic["s"]) and {k: out[k] for k in ("critic_loss", "actor_loss", "q")} == {
-    "critic_loss": 1.5, "actor_loss": -3.5, "q": 2.5}
+    "critic_loss": 1.5,
+    "actor_loss": -3.5,
+    "q": 2.5,
+}
 assert np.array_equal(out["idx"], idx) and np.array_equal(np.asarray(out["td"]), td.numpy())
 assert agent.updates == 1
 
@@ -1577,8 +1731,10 @@ for t in range(12):
     s = fake.standard_normal((num_agents, state_size)).astype(np.float32)
     check.step(s, check.act(s), fake.random(num_agents).astype(np.float32), s, done=False)
 print("transitions stored:", check.memory.size, " updates so far:", check.updates)
-assert check.memory.size == num_agents * (12 - 4) and check.updates == 12 - 5   # 8 emissions of 20; 7 updates
-assert check.behaviour.norm.count == check.norm.count - num_agents and not np.allclose(check.act(s), check.act(s, explore=False))
+assert check.memory.size == num_agents * (12 - 4) and check.updates == 12 - 5  # 8 emissions of 20; 7 updates
+assert check.behaviour.norm.count == check.norm.count - num_agents and not np.allclose(
+    check.act(s), check.act(s, explore=False)
+)
 changed = not np.allclose(check.memory.priorities[np.arange(check.memory.size)], 1.0)
 print("priorities no longer all at their initial value:", changed)
 assert changed
@@ -1648,35 +1804,44 @@ plt.show()
 # seeds the goals from `cfg.seed`, so a run repeats episode for episode on the same kind of processor.
 
 # %% tags=["export"]
-def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True,
-          resume: bool = False, live: bool = True, agent_class: type = Agent, **bookkeeping) -> dict:
+def train(
+    cfg: Config,
+    env,
+    run_dir: str,
+    max_episodes: int = 200,
+    stop_when_solved: bool = True,
+    resume: bool = False,
+    live: bool = True,
+    agent_class: type = Agent,
+    **bookkeeping,
+) -> dict:
     """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
     `Agent`, or a variant of it (the report's ablations)."""
     brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):                   # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
+    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
     states = env.reset(train_mode=True)[brain_name].vector_observations
     num_agents, state_size = states.shape
-    agent_class = for_device(agent_class, cfg.device)          # on a GPU, the same agent on the GPU's tensor path
+    agent_class = for_device(agent_class, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
     run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)                             # n, and how often to learn, this episode
+        agent.begin_episode(episode)  # n, and how often to learn, this episode
         scores = np.zeros(num_agents)
         while True:
-            actions = agent.act(states)                            # every arm at once, with exploration
+            actions = agent.act(states)  # every arm at once, with exploration
             env_info = env.step(actions)[brain_name]
             rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
             done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)    # store, and learn
+            agent.step(states, actions, rewards, next_states, done)  # store, and learn
             scores += rewards
             states = next_states
             if done:
                 break
-        if run.end_episode(episode, scores):                      # scores, log, checkpoint; True when finished
+        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
             break
-    return run.finish()                                           # result files in run_dir
+    return run.finish()  # result files in run_dir
 
 
 # %% [markdown]
@@ -1688,12 +1853,19 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_sol
 import tempfile
 
 
-class Steps:            # the made-up environment: state t at step t; rewards 1 and 2 per step
+class Steps:  # the made-up environment: state t at step t; rewards 1 and 2 per step
     brain_names, brains = ["arm"], {"arm": type("Brain", (), {"vector_action_space_size": 2})}
 
     def info(self, done=False):
-        return type("Info", (), {"vector_observations": np.full((2, 3), self.t, np.float32),
-                                 "rewards": [1.0, 2.0], "local_done": [done] * 2})
+        return type(
+            "Info",
+            (),
+            {
+                "vector_observations": np.full((2, 3), self.t, np.float32),
+                "rewards": [1.0, 2.0],
+                "local_done": [done] * 2,
+            },
+        )
 
     def reset(self, train_mode):
         self.t = 0
@@ -1704,7 +1876,7 @@ class Steps:            # the made-up environment: state t at step t; rewards 1 
         return {"arm": self.info(done=self.t == 0)}
 
 
-class Spy(Agent):       # the lesson's agent, recording what train gives it
+class Spy(Agent):  # the lesson's agent, recording what train gives it
     seen = []
 
     def begin_episode(self, episode):
@@ -1715,6 +1887,7 @@ class Spy(Agent):       # the lesson's agent, recording what train gives it
         assert np.array_equal(actions, self.env.actions), "the actions sent to the environment are not the agent's"
         self.seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
         super().step(states, actions, rewards, next_states, done)
+
 
 with tempfile.TemporaryDirectory() as folder:
     Spy.env = Steps()
@@ -1748,13 +1921,19 @@ summary = run["summary"]
 solved = summary["solved_at"]
 print(f"Environment: {summary['environment']}; seed {summary['seed']}; machine: {summary['machine']}")
 if solved:
-    print(f"Solved at episode {solved}: the mean of episodes {solved - 99}-{solved} is "
-          f"{history['avg100'][solved - 1]:.2f} >= 30, after {summary['wall_seconds_to_solve'] / 60:.1f} minutes.")
+    print(
+        f"Solved at episode {solved}: the mean of episodes {solved - 99}-{solved} is "
+        f"{history['avg100'][solved - 1]:.2f} >= 30, after {summary['wall_seconds_to_solve'] / 60:.1f} minutes."
+    )
 else:
     print(f"Not solved in {summary['episodes']} episodes (last 100-episode average {summary['final_avg100']:.2f}).")
-print(f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean_30']}; "
-      f"worst arm over episodes 1-{min(100, summary['episodes'])}: {min(summary['arm_means_episodes_1_100']):.2f}")
-print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes.")
+print(
+    f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean_30']}; "
+    f"worst arm over episodes 1-{min(100, summary['episodes'])}: {min(summary['arm_means_episodes_1_100']):.2f}"
+)
+print(
+    f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes."
+)
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "task-solved", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": true}
 # **Your run (graded by hand).** Hand in this notebook after a full run of the training cell, without
@@ -1771,12 +1950,18 @@ print(f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minu
 d = run["diagnostics"]
 last = len(d["episode"]) - 1
 reference = q_reference(run["scores"]["mean"], run["config"]["gamma"])
-print(f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
-      f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}")
-print(f"Never replayed: {d['unreplayed_share'][last]:.1%} of the stored, holding {d['unreplayed_mass'][last]:.1%} "
-      "of the sampling probability")
-print(f"Mean Q in episode {last + 1}: {d['q'][last]:.2f}; ceiling {reference['ceiling']:.2f}; "
-      f"return earned (from the score) {reference['earned'][last]:.2f}")
+print(
+    f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
+    f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}"
+)
+print(
+    f"Never replayed: {d['unreplayed_share'][last]:.1%} of the stored, holding {d['unreplayed_mass'][last]:.1%} "
+    "of the sampling probability"
+)
+print(
+    f"Mean Q in episode {last + 1}: {d['q'][last]:.2f}; ceiling {reference['ceiling']:.2f}; "
+    f"return earned (from the score) {reference['earned'][last]:.2f}"
+)
 plot_diagnostics(d, "Diagnostics of the run", reference)
 plt.show()
 
@@ -1790,8 +1975,10 @@ plt.show()
 # %%
 critic_q = pd.read_csv("doc/critic_q.csv")
 for row in critic_q.itertuples():
-    print(f"{row.variant:8s} ({row.seeds} seeds): mean Q in episodes 80 and 100: {row.q_80:.2f}, {row.q_100:.2f}; "
-          f"return earned in episode 100: {row.earned_100:.2f}; ceiling {reference['ceiling']:.2f}")
+    print(
+        f"{row.variant:8s} ({row.seeds} seeds): mean Q in episodes 80 and 100: {row.q_80:.2f}, {row.q_100:.2f}; "
+        f"return earned in episode 100: {row.earned_100:.2f}; ceiling {reference['ceiling']:.2f}"
+    )
 
 # %% [markdown]
 # ## 9. Watch the trained agent
@@ -1801,18 +1988,20 @@ for row in critic_q.itertuples():
 # goals the run never saw; one run cannot settle which is better.
 
 # %%
-policy = load_policy(os.path.join(RUN_DIR, "actor.pt2"))    # torch.export.load, refusing any part that unpickles
+policy = load_policy(os.path.join(RUN_DIR, "actor.pt2"))  # torch.export.load, refusing any part that unpickles
 last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
 last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt"), map_location="cpu"))
-last_online.set_noise(None)                            # the mean weights
+last_online.set_noise(None)  # the mean weights
 norm = Normalizer(state_size)
 norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_location="cpu"))
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
 for name, act in candidates.items():
     with torch.no_grad():
-        arm_scores = reacher.play(reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
-                                  lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
-                                  episodes=eval_episodes).mean(0)
+        arm_scores = reacher.play(
+            reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
+            lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
+            episodes=eval_episodes,
+        ).mean(0)
     print(f"{name:24s} mean {arm_scores.mean():.2f}, worst arm {arm_scores.min():.2f}, best {arm_scores.max():.2f}")
 
 # %% [markdown]

@@ -78,8 +78,9 @@ effects = report.effects(table)
 # %%
 clear = effects[effects.verdict != "no clear difference"].reset_index()
 clear.insert(2, "full agent", [full[m].mean().round(2) for m in clear.measure])
-clear.assign(variant=clear.variant.map(LABELS))[["measure", "variant", "full agent", "seeds", "mean", "low", "high",
-                                                "low_95", "high_95", "p_holm", "verdict"]]
+clear.assign(variant=clear.variant.map(LABELS))[
+    ["measure", "variant", "full agent", "seeds", "mean", "low", "high", "low_95", "high_95", "p_holm", "verdict"]
+]
 
 # %% [markdown]
 # ## 1. The learning algorithm
@@ -137,9 +138,11 @@ display(report.layers(nets["actor"]), report.layers(nets["critic"]))
 
 # %%
 s = solving["summary"]
-Markdown(f"Seed {s['seed']} on the {s['environment']}, {s['processor']}, commit {s['commit']}: solved at episode "
-         f"{s['solved_at']}; first episode with a 20-arm mean of 30: {runs.measure('checkpoints')['first_30']}; "
-         f"mean of episodes 1-100: {np.mean(solving['scores']['mean'][:100]):.2f}.")
+Markdown(
+    f"Seed {s['seed']} on the {s['environment']}, {s['processor']}, commit {s['commit']}: solved at episode "
+    f"{s['solved_at']}; first episode with a 20-arm mean of 30: {runs.measure('checkpoints')['first_30']}; "
+    f"mean of episodes 1-100: {np.mean(solving['scores']['mean'][:100]):.2f}."
+)
 
 # %%
 fig, ax = plt.subplots(figsize=(9, 4.5))
@@ -152,8 +155,11 @@ plt.show()
 # of young transitions, the never-replayed backlog, a new transition's priority and $\beta$.
 
 # %%
-plot_diagnostics(solving["diagnostics"], "What learning saw, per episode",
-                 q_reference(solving["scores"]["mean"], solving["config"]["gamma"]))
+plot_diagnostics(
+    solving["diagnostics"],
+    "What learning saw, per episode",
+    q_reference(solving["scores"]["mean"], solving["config"]["gamma"]),
+)
 plt.show()
 
 # %% [markdown]
@@ -165,14 +171,27 @@ plt.show()
 
 # %%
 display(Markdown(f"Made on {', '.join(full.processor.unique())}, {full.runs_at_once.max()} runs at a time at most."))
-full[["solved_at", "first_30", "mean_1_100", "worst_arm_1_100", "best_arm_1_100", "mean_91_100", "eval",
-      "eval_worst_arm", "minutes"]].round(2)
+full[
+    [
+        "solved_at",
+        "first_30",
+        "mean_1_100",
+        "worst_arm_1_100",
+        "best_arm_1_100",
+        "mean_91_100",
+        "eval",
+        "eval_worst_arm",
+        "minutes",
+    ]
+].round(2)
 
 # %%
-Markdown(f"All {len(full)} seeds solved at episode {full.solved_at.max():.0f} or earlier. Median first episode at "
-         f"30: {full.first_30.median():g} (latest {full.first_30.max()}); median mean of episodes 1-100: "
-         f"{full.mean_1_100.median():.2f} (worst seed {full.mean_1_100.min():.2f}); noise-free worst arm at least "
-         f"{full.eval_worst_arm.min():.2f}.")
+Markdown(
+    f"All {len(full)} seeds solved at episode {full.solved_at.max():.0f} or earlier. Median first episode at "
+    f"30: {full.first_30.median():g} (latest {full.first_30.max()}); median mean of episodes 1-100: "
+    f"{full.mean_1_100.median():.2f} (worst seed {full.mean_1_100.min():.2f}); noise-free worst arm at least "
+    f"{full.eval_worst_arm.min():.2f}."
+)
 
 # %%
 report.curves_figure({"": {"full": list(full.index)}}, "Full agent: mean over ten seeds, band from worst to best")
@@ -186,8 +205,12 @@ plt.show()
 # full agent's runs are cut to their first 100.
 
 # %%
-pd.DataFrame({"change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{k}={v!r}" for k, v in c.items())),
-              "seeds": agent.groupby("variant").seed.size()}).loc[list(CHANGES)].rename(index=LABELS)
+pd.DataFrame(
+    {
+        "change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{k}={v!r}" for k, v in c.items())),
+        "seeds": agent.groupby("variant").seed.size(),
+    }
+).loc[list(CHANGES)].rename(index=LABELS)
 
 # %% [markdown]
 # **The rule.** A variant and the full agent are paired seed by seed: seed $k$ fixes each episode's
@@ -208,8 +231,9 @@ pd.DataFrame({"change to Config": pd.Series(CHANGES).map(lambda c: ", ".join(f"{
 # a family of its own.
 
 # %%
-display(primary[["seeds", "mean", "low", "high", "low_95", "high_95", "better_in", "worse_in", "p", "p_holm",
-                 "verdict"]])
+display(
+    primary[["seeds", "mean", "low", "high", "low_95", "high_95", "better_in", "worse_in", "p", "p_holm", "verdict"]]
+)
 report.interval_figure(primary)
 plt.show()
 
@@ -217,8 +241,9 @@ plt.show()
 # Every measure, by the same rule: the mean paired difference and the verdict.
 
 # %%
-pd.concat({runs.MEASURES[m][0]: report.verdicts(table, ablations, m)[["mean", "verdict"]] for m in runs.MEASURES},
-          axis=1)
+pd.concat(
+    {runs.MEASURES[m][0]: report.verdicts(table, ablations, m)[["mean", "verdict"]] for m in runs.MEASURES}, axis=1
+)
 
 # %% [markdown]
 # rliable's summaries (Agarwal et al. 2021) for the ten-seed variants: the interquartile mean of
@@ -240,8 +265,10 @@ plt.show()
 # ready as it can be to find an effect. It is also the partner of the variants run on that processor.
 
 # %%
-check = {runs.MEASURES[m][0]: stats.compare(table, ["full"], measure=m, group="processor_check", like=False).iloc[0]
-         for m in runs.MEASURES}
+check = {
+    runs.MEASURES[m][0]: stats.compare(table, ["full"], measure=m, group="processor_check", like=False).iloc[0]
+    for m in runs.MEASURES
+}
 pd.DataFrame(check).T[["seeds", "mean", "low", "high", "p", "verdict"]].infer_objects().round(3)
 
 # %%
@@ -269,8 +296,9 @@ report.replay_use()
 
 # %%
 uniform_made_on = agent[agent.variant == "uniform"].processor.unique()
-report.verdicts(table[table.processor.isin(uniform_made_on)], ["full", "all_time_max_priority", "mean_priority"],
-                baseline="uniform")
+report.verdicts(
+    table[table.processor.isin(uniform_made_on)], ["full", "all_time_max_priority", "mean_priority"], baseline="uniform"
+)
 
 # %% [markdown]
 # ## 6. The critic's overestimation, and clipped double-Q
@@ -303,8 +331,10 @@ report.overestimation()
 # %%
 cost = report.read_json("results/benchmarks/cost_clipped_double_q.json")
 display(effects.xs("clipped_double_q", level="variant")[["seeds", "mean", "low", "high", "p_holm", "verdict"]])
-Markdown(f"Time: x{cost['ratio_median']['wall']:.2f} wall (median of {cost['pairs']} side-by-side pairs, range "
-         f"{cost['ratio_range']['wall'][0]:.2f} to {cost['ratio_range']['wall'][1]:.2f}, {cost['machine']}).")
+Markdown(
+    f"Time: x{cost['ratio_median']['wall']:.2f} wall (median of {cost['pairs']} side-by-side pairs, range "
+    f"{cost['ratio_range']['wall'][0]:.2f} to {cost['ratio_range']['wall'][1]:.2f}, {cost['machine']})."
+)
 
 # %% [markdown]
 # It is not clearly better on the primary measure, so by the rule the default keeps one critic; it
@@ -347,9 +377,11 @@ per_seed
 unity = report.read_json("doc/published.json")["unity_calibration"]
 calibration = report.calibration()
 display(calibration)
-Markdown(f"On the Unity build (the specification): random play scores {unity['random_low']} to {unity['random_high']} "
-         f"a 20-arm episode, such actors {unity['published_actors_low']:g} to {unity['published_actors_high']:g}. On "
-         f"the replica, random play scores {calibration.loc['random_normal', 'mean']:.2f}.")
+Markdown(
+    f"On the Unity build (the specification): random play scores {unity['random_low']} to {unity['random_high']} "
+    f"a 20-arm episode, such actors {unity['published_actors_low']:g} to {unity['published_actors_high']:g}. On "
+    f"the replica, random play scores {calibration.loc['random_normal', 'mean']:.2f}."
+)
 
 # %% [markdown]
 # Trained actors probe the dynamics, not learning. A published course learner, re-expressed and
@@ -383,10 +415,13 @@ peer_means = table[table.group == "peers"].groupby("variant").mean_1_100.mean().
 stats.unpaired(table, peers).assign(peer_mean=peer_means).round(4).rename(index=PEER_LABELS)
 
 # %%
-members = {"full": list(full.index[:5]), **{p: list(table[(table.group == "peers") & (table.variant == p)].seed)
-                                           for p in peers}}
-report.curves_figure({"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
-                     labels={**LABELS, **PEER_LABELS})
+members = {
+    "full": list(full.index[:5]),
+    **{p: list(table[(table.group == "peers") & (table.variant == p)].seed) for p in peers},
+}
+report.curves_figure(
+    {"": members}, "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms", labels={**LABELS, **PEER_LABELS}
+)
 plt.show()
 
 # %% [markdown]
