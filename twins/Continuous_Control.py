@@ -1599,28 +1599,38 @@ class Agent(DDPG):
         self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
         self.behaviour.refresh()
 
-    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
-        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
-    def step(self, states, actions, rewards, next_states, done: bool) -> None:
-        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
-        if not done:
-            self.behaviour.refresh()  # the next step's policy, before this step's update
-        self.norm.update(self.tensor(states))
-        transitions = self.nstep.push(states, actions, rewards, next_states, done)
-        if transitions is not None:
-            idx = self.memory.add(*transitions)
-            for observer in self.observers:
-                observer.on_add(idx)
-        self.steps += 1
-        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-            out = self.learn()
-            for observer in self.observers:
-                observer.on_update(out)
+# %% [markdown]
+# Each step, for all arms at once: act, then `step` stores what the $n$-step window emits and learns.
 
-    def beta(self) -> float:
-        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+# %% tags=["export"]
+@method_of(Agent)
+def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+    policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
+    return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
+
+
+@method_of(Agent)
+def step(self, states, actions, rewards, next_states, done: bool) -> None:
+    refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
+    if not done:
+        self.behaviour.refresh()  # the next step's policy, before this step's update
+    self.norm.update(self.tensor(states))
+    transitions = self.nstep.push(states, actions, rewards, next_states, done)
+    if transitions is not None:
+        idx = self.memory.add(*transitions)
+        for observer in self.observers:
+            observer.on_add(idx)
+    self.steps += 1
+    if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
+        out = self.learn()
+        for observer in self.observers:
+            observer.on_update(out)
+
+
+@method_of(Agent)
+def beta(self) -> float:
+    return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
 
 
 # %% [markdown]
