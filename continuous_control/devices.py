@@ -180,12 +180,15 @@ class GraphedBehaviour(torch.nn.Module):
         try:
             return super().__getattr__(name)
         except AttributeError:
+            if "lesson" not in vars(self).get("_modules", {}):  # half made (a copy, an unpickling): nothing to ask
+                raise
             return getattr(self._modules["lesson"], name)
 
     def make_graphs(self) -> None:
         b = self.lesson
         weight = next(b.learner.critic.parameters())
 
+        @torch.no_grad()
         def refresh(eps):
             for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
                 copy.copy_(source)
@@ -218,9 +221,9 @@ def lesson_part(part, name: str):
     return part
 
 
-@functools.cache
 def graphed(agent_class: type, capture: bool = True) -> type:
-    """`agent_class` on its device's tensor path: GraphedAgent mixed in before it."""
+    """`agent_class` on its device's tensor path: GraphedAgent mixed in before it (a new class each call, so that
+    nothing keeps it, or an agent through it, alive)."""
     return type(f"Graphed{agent_class.__name__}", (GraphedAgent, agent_class), {"capture": capture})
 
 

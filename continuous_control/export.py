@@ -63,7 +63,8 @@ def module_source(notebook: str = NOTEBOOK) -> str:
 
 def statements(source: str):
     """(name defined or None, the class a `@method_of` function belongs to or None, its text) for each top-level
-    statement of a cell, with the comments above it; a method's `@method_of` line dropped."""
+    statement of a cell, with the comments above it (comments after the last one as a statement of their own);
+    a method's `@method_of` line dropped. A ValueError for a method that folding would change."""
     lines = source.splitlines()
     start = 0  # the first line (0-based) after the previous statement
     for node in ast.parse(source).body:
@@ -71,11 +72,28 @@ def statements(source: str):
         owner = None
         for d in getattr(node, "decorator_list", []):
             if isinstance(d, ast.Call) and getattr(d.func, "id", None) == "method_of":
+                if len(d.args) != 1 or not isinstance(d.args[0], ast.Name):
+                    raise ValueError(f"line {d.lineno}: @method_of takes a class by its plain name")
                 owner = d.args[0].id
+                check_foldable(node)
                 del text[d.lineno - 1 - start : d.end_lineno - start]
         start = node.end_lineno
         name = node.name if isinstance(node, (ast.ClassDef, ast.FunctionDef)) else None
         yield name, owner, "\n".join(text).strip("\n")
+    if "".join(lines[start:]).strip():
+        yield None, None, "\n".join(lines[start:]).strip("\n")
+
+
+def check_foldable(function: ast.FunctionDef) -> None:
+    """Indenting a method into its class keeps its meaning unless a string other than its docstring spans lines."""
+    docstring = function.body[0].value if ast.get_docstring(function) is not None else None
+    for node in ast.walk(function):
+        multiline = isinstance(node, ast.Constant) and isinstance(node.value, str) and node.end_lineno > node.lineno
+        if multiline and node is not docstring:
+            raise ValueError(
+                f"{function.name}, line {node.lineno}: a string over several lines would change "
+                "when the method is indented into its class; join it into one line"
+            )
 
 
 def main(argv=None) -> int:

@@ -1,8 +1,10 @@
 """The notebooks, their jupytext twins and the exported agent hold the same code; the committed
 notebooks are executed and read well where no kernel runs; cells are short enough to read."""
 
+import ast
 import json
 import os
+import re
 
 import jupytext
 import nbformat
@@ -54,6 +56,45 @@ def test_export_follows_an_edit_of_the_notebook(tmp_path):
     source = export.module_source(str(edited))
     assert "self.updates += 2" in source and source != export.module_source()
     assert source.startswith('"""The agent of Continuous_Control.ipynb') and "GENERATED" in source
+
+
+def test_the_exported_agent_defines_each_class_whole_under_one_heading_per_section():
+    """The notebook grows classes cell by cell with @method_of; the module has every method inside its class."""
+    with open(export.MODULE, encoding="utf-8") as f:
+        source = f.read()
+    classes = [node for node in ast.parse(source).body if isinstance(node, ast.ClassDef)]
+    methods = {c.name: {f.name for f in c.body if isinstance(f, ast.FunctionDef)} for c in classes}
+    assert {"td_target", "critic_loss", "actor_loss", "update_targets"} <= methods["DDPG"]
+    assert {"emit", "flush"} <= methods["NStepAccumulator"] and "update_priorities" in methods["PrioritizedReplay"]
+    assert "noisy_weights" in methods["NoisyLinear"] and "sample" in methods["OrnsteinUhlenbeck"]
+    assert {"act", "step", "beta", "learn"} <= methods["Agent"]
+    assert "method_of" not in source
+    headings = re.findall(r"^# --- (.+) ---$", source, re.M)
+    assert len(headings) == len(set(headings)) >= 10
+
+
+FOLDS = "class A:\n    x = 1\n", '@method_of(A)\ndef f(self):\n    """Doc,\n    two lines."""\n    return 2\n# kept\n'
+REFUSED = [
+    (("@method_of(B)\ndef f(self):\n    pass\n",), "B"),
+    (("class A:\n    pass\n", "@method_of(m.A)\ndef f(self):\n    pass\n"), "line 1"),
+    (("class A:\n    pass\n", "@method_of(A)\ndef f(self):\n    return '''a\nb'''\n"), "f, line 3"),
+]
+
+
+def test_the_export_folds_a_method_into_its_class_or_names_what_it_cannot_fold(tmp_path):
+    def fold(*cells):
+        nb = {"cells": [{"cell_type": "code", "metadata": {"tags": ["export"]}, "source": c} for c in cells]}
+        (tmp_path / "nb.ipynb").write_text(json.dumps(nb), encoding="utf-8")
+        return export.module_source(str(tmp_path / "nb.ipynb"))
+
+    module = fold(*FOLDS)
+    namespace = {}
+    exec(module, namespace)
+    assert namespace["A"]().f() == 2 and namespace["A"].f.__doc__.split() == ["Doc,", "two", "lines."]
+    assert "# kept" in module and "method_of" not in module
+    for cells, fact in REFUSED:
+        with pytest.raises(ValueError, match=re.escape(fact)):
+            fold(*cells)
 
 
 @pytest.mark.parametrize("notebook_name, twin", PAIRS)

@@ -46,7 +46,7 @@ HANDOUT = os.path.join(ROOT, "tools", "handout")  # the hand-out's README and py
 WITHHELD = {
     "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
     "def for_device(agent_class, device: str):\n"
-    '    if device != "cpu":\n'
+    '    if str(device).split(":")[0] != "cpu":\n'
     "        raise RuntimeError(\"the GPU path is not part of the hand-out: use Config(device='cpu')\")\n"
     "    return agent_class\n",
 }

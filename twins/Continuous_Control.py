@@ -1665,17 +1665,14 @@ import inspect
 
 agent = Agent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
 agent.norm.update(torch.randn(100, state_size) * 10 + 3)
-raw = [
-    np.random.default_rng(k).standard_normal((4, size)).astype(np.float32)
-    for k, size in enumerate((state_size, action_size, 1, state_size, 1))
-]
+sizes = (state_size, action_size, 1, state_size, 1)
+raw = [np.random.default_rng(k).standard_normal((4, size)).astype(np.float32) for k, size in enumerate(sizes)]
 batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
-idx, weights, td = (
-    np.array([3, 1, 4, 1]),
-    np.array([0.5, 1.0, 0.25, 1.0], np.float32),
-    torch.tensor([1.0, -2.0, 3.0, -4.0]),
-)
-calls, noise_state = [], agent.gen.get_state().clone()
+idx = np.array([3, 1, 4, 1])
+weights = np.array([0.5, 1.0, 0.25, 1.0], np.float32)
+td = torch.tensor([1.0, -2.0, 3.0, -4.0])
+calls = []
+noise_state = agent.gen.get_state().clone()
 
 
 def record(name, real, result=None):
@@ -1690,40 +1687,29 @@ def record(name, real, result=None):
 
 agent.memory.sample = record("sample", agent.memory.sample, (idx, weights, batch))
 agent.memory.update_priorities = record("priorities", agent.memory.update_priorities)
-agent.update_critic, agent.update_actor = (
-    record("critic", agent.update_critic, (td, 1.5, 2.5)),
-    record("actor", agent.update_actor, -3.5),
-)
-agent.actor.set_noise, agent.update_targets = (
-    record("noise", agent.actor.set_noise),
-    record("targets", agent.update_targets),
-)
+agent.update_critic = record("critic", agent.update_critic, (td, 1.5, 2.5))
+agent.update_actor = record("actor", agent.update_actor, -3.5)
+agent.actor.set_noise = record("noise", agent.actor.set_noise)
+agent.update_targets = record("targets", agent.update_targets)
 out = agent.learn()
 order = [name for name, _ in calls]
-print("calls in order:", order, " returned:", out)
+print("calls in order:", order)
 args = dict(calls)
+critic = args["critic"]
 assert sorted(order) == sorted(["sample", "critic", "priorities", "noise", "actor", "targets"]) and order[0] == "sample"
 assert order.index("critic") < min(order.index("priorities"), order.index("actor")) and order[-1] == "targets"
-assert order.index("noise") < order.index("actor") and (args["sample"]["batch"], args["sample"]["beta"]) == (
-    4,
-    agent.beta(),
-)
-critic = args["critic"]
-assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0]))) and torch.equal(
-    critic["s_next"], agent.norm(torch.as_tensor(raw[3]))
-)
+assert order.index("noise") < order.index("actor")
+assert (args["sample"]["batch"], args["sample"]["beta"]) == (4, agent.beta())
+assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0])))
+assert torch.equal(critic["s_next"], agent.norm(torch.as_tensor(raw[3])))
 assert torch.equal(critic["a"], torch.as_tensor(raw[1])) and torch.equal(critic["w"], torch.as_tensor(weights))
 assert torch.equal(critic["ret"], torch.as_tensor(batch[2])) and torch.equal(critic["disc"], torch.as_tensor(batch[4]))
-assert np.array_equal(args["priorities"]["idx"], idx) and np.array_equal(
-    np.asarray(args["priorities"]["td_errors"]), td.numpy()
-)
+assert np.array_equal(args["priorities"]["idx"], idx)
+assert np.array_equal(np.asarray(args["priorities"]["td_errors"]), td.numpy())
 eps = args["noise"]["eps"]
 assert eps.shape == (agent.actor.noise_size,) and not torch.equal(agent.gen.get_state(), noise_state)  # drawn from gen
-assert torch.equal(args["actor"]["s"], critic["s"]) and {k: out[k] for k in ("critic_loss", "actor_loss", "q")} == {
-    "critic_loss": 1.5,
-    "actor_loss": -3.5,
-    "q": 2.5,
-}
+assert torch.equal(args["actor"]["s"], critic["s"])
+assert (out["critic_loss"], out["actor_loss"], out["q"]) == (1.5, -3.5, 2.5)
 assert np.array_equal(out["idx"], idx) and np.array_equal(np.asarray(out["td"]), td.numpy())
 assert agent.updates == 1
 
