@@ -42,12 +42,13 @@ def module_source(notebook: str = NOTEBOOK) -> str:
             titles = [line.lstrip("#").strip() for line in source.splitlines() if line.startswith("#")]
             heading = titles[-1] if titles else heading
         elif TAG in cell.get("metadata", {}).get("tags", []):
-            for name, owner, text in statements(source):
-                if name == "method_of":  # the notebook's way to grow a class; the module needs none
+            for node, owner, text in statements(source):
+                if getattr(node, "name", None) == "method_of":  # how the notebook grows a class; no module needs it
                     continue
                 if owner is None:
                     blocks.append([heading, text])
-                    classes[name] = blocks[-1]
+                    if isinstance(node, ast.ClassDef):
+                        classes[node.name] = blocks[-1]
                 elif owner in classes:
                     classes[owner][1] += "\n\n" + textwrap.indent(text, "    ")
                 else:
@@ -62,7 +63,7 @@ def module_source(notebook: str = NOTEBOOK) -> str:
 
 
 def statements(source: str):
-    """(name defined or None, the class a `@method_of` function belongs to or None, its text) for each top-level
+    """(the statement's node or None, the class a `@method_of` function belongs to or None, its text) for each top-level
     statement of a cell, with the comments above it (comments after the last one as a statement of their own);
     a method's `@method_of` line dropped. A ValueError for a method that folding would change."""
     lines = source.splitlines()
@@ -78,8 +79,7 @@ def statements(source: str):
                 check_foldable(node)
                 del text[d.lineno - 1 - start : d.end_lineno - start]
         start = node.end_lineno
-        name = node.name if isinstance(node, (ast.ClassDef, ast.FunctionDef)) else None
-        yield name, owner, "\n".join(text).strip("\n")
+        yield node, owner, "\n".join(text).strip("\n")
     if "".join(lines[start:]).strip():
         yield None, None, "\n".join(lines[start:]).strip("\n")
 

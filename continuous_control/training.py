@@ -30,9 +30,10 @@ class Recorder:
     def __init__(self, agent):
         capacity = agent.memory.capacity
         self.device = getattr(agent.memory, "device", None)  # a DeviceReplay's, or None: the lesson's replay
-        self.born = torch.zeros(capacity, dtype=torch.int64)
-        self.replayed = torch.zeros(capacity, dtype=torch.bool)
-        self.born, self.replayed = (x.to(self.device) if self.device else x.numpy() for x in (self.born, self.replayed))
+        born = torch.zeros(capacity, dtype=torch.int64, device=self.device)
+        replayed = torch.zeros(capacity, dtype=torch.bool, device=self.device)
+        self.born = born if self.device else born.numpy()
+        self.replayed = replayed if self.device else replayed.numpy()
         self.log = []
         self.adds = 0
         agent.observers.append(self)
