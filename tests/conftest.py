@@ -4,16 +4,17 @@ import torch
 # Small networks: one thread is as fast, and two threads on a busy 2-core machine spin against each other.
 torch.set_num_threads(1)
 
-import grader
+from grader.judge import Judge
 from reacher import ReacherEnvironment
 
 
 @pytest.fixture(scope="session")
-def checks():
-    """The check server (grader.Grader), started once: each program runs in a fork of it."""
-    server = grader.Grader()
-    yield server
-    server.close()
+def judge():
+    """The judge (grader.judge.Judge), with its reference's and its contestant's sandboxes, started once:
+    each blank, or program, runs in a fork of the contestant."""
+    referee = Judge()
+    yield referee
+    referee.close()
 
 
 @pytest.fixture

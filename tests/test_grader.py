@@ -1,77 +1,201 @@
-"""The grader (grader/): each blank graded alone, with the hidden tests, in a process of its own. One mistake
-costs one point, a correct blank written another way earns it, patching the comparisons earns nothing, and
-a loop or a runaway allocation costs its blank's point within the time limit. tests/test_nbgrader.py runs
-the same submissions through nbgrader and the sandboxed grading kernel."""
+"""The judge (grader/): each blank judged alone, by its results on fresh inputs against the reference's, with
+the student's code in a sandbox that shares nothing. One mistake costs one point, any correct way of writing
+a blank earns it, and no attack on the judge earns anything or changes any other blank or submission.
+tests/test_nbgrader.py runs submissions through nbgrader and the grading kernel."""
+
+import os
+import socket
+import subprocess
+import sys
+import threading
 
 import nbformat
+import numpy as np
 import pytest
 
 import grader
-from benchmarks.grading import ALTERNATIVES, PATCHES_THE_CHECK, READS_THE_KEY, looping
+from benchmarks.grading import ALTERNATIVES, ATTACKS, LEFT_BEHIND, READS_THE_KEY, looping
+from grader import cases, wire
+from grader.judge import Judge, differs, read_key
 from tools import student
 
 LESSON = nbformat.read(student.LESSON, as_version=4)
 SOLVED = grader.blank_sources(LESSON)
 BLANKS = list(SOLVED)
+STUBS = grader.blank_sources(nbformat.read(student.EDITION, as_version=4))
 
 
-def grade(checks, blank, source):
-    return checks.check(blank, source, student.HIDDEN[f"check-{blank}"])["failed"]
+def passed(judge, blank, source) -> bool:
+    return judge.grade(blank, source)["passed"]
 
 
-def test_the_grader_sees_every_blank_of_the_edition(checks):
-    assert checks.blanks() == BLANKS == student.blank_ids(LESSON)
+def test_the_judge_sees_every_blank_of_the_edition(judge):
+    assert judge.blanks() == BLANKS == student.blank_ids(LESSON)
 
 
 @pytest.mark.parametrize("blank", BLANKS)
-def test_a_blank_earns_its_point_alone_and_loses_it_as_handed_out_or_raising(checks, blank):
+def test_a_blank_earns_its_point_alone_and_loses_it_as_handed_out_or_raising(judge, blank):
     # every other blank is the edition's stub, which raises: nothing of the student's other blanks is used
-    assert grade(checks, blank, SOLVED[blank]) == {}
-    assert f"check-{blank}" in grade(checks, blank, None)
+    assert passed(judge, blank, SOLVED[blank])
+    assert not passed(judge, blank, STUBS[blank]) and not passed(judge, blank, None)
     raising = SOLVED[blank].replace('"""\n', '"""\n' + " " * 4 + "raise ValueError('not yet')\n", 1)
-    assert raising != SOLVED[blank] and grade(checks, blank, raising)
+    assert raising != SOLVED[blank] and not passed(judge, blank, raising)
 
 
 @pytest.mark.parametrize("blank", BLANKS)
-def test_a_second_correct_way_of_writing_each_blank_earns_its_point(checks, blank):
-    assert grade(checks, blank, ALTERNATIVES[blank]) == {}
+def test_a_second_correct_way_of_writing_each_blank_earns_its_point(judge, blank):
+    assert passed(judge, blank, ALTERNATIVES[blank])
 
 
-def test_rebinding_the_comparisons_or_the_checks_helpers_earns_nothing_and_is_undone(checks):
-    failed = grade(checks, "ddpg-soft-update", PATCHES_THE_CHECK)
-    assert "check-ddpg-soft-update" in failed
-    # the same patches after a correct update: the cell runs, the patches are undone, the point is earned
-    assert grade(checks, "ddpg-soft-update", SOLVED["ddpg-soft-update"] + PATCHES_THE_CHECK.split("pass\n", 1)[1]) == {}
+def test_keyword_arguments_and_the_real_signature_earn_the_point(judge):
+    source = """
+@method_of(DDPG)
+def td_target(self, ret=None, s_next=None, disc=None):
+    action = self.actor_target(state=s_next)
+    return ret + disc * self.critic_target(state=s_next, action=action)
+"""
+    assert passed(judge, "ddpg-target", source)
 
 
-def test_a_blank_cannot_change_the_given_classes_or_torch(checks):
-    cheat = SOLVED["ddpg-target"].replace("self.actor_target(s_next)", "self.actor(s_next)") + (
-        "\nTwinCritic.forward = lambda self, s, a: torch.zeros(len(s))\n"
-        "DDPG.critic_loss = lambda self, q, y, w: (y - q, torch.zeros(()))\n"
-        "torch.Tensor.__eq__ = lambda self, other: torch.ones((), dtype=torch.bool)\n"
+def test_the_inputs_are_new_at_every_grading():
+    first, second = (cases.draw("importance-weights", np.random.default_rng()) for _ in range(2))
+    assert not np.array_equal(first[0]["priorities"], second[0]["priorities"])
+
+
+def test_the_comparison_tells_right_from_wrong():
+    want = {"w": np.arange(3.0), "n": 2, "ok": True}
+    assert differs("b", want, {"w": np.arange(3.0), "n": 2, "ok": True}) is None
+    assert "w" in differs("b", want, {"w": np.arange(3.0) + 1e-3, "n": 2, "ok": True})
+    assert "shape" in differs("b", want, {"w": np.arange(4.0), "n": 2, "ok": True})
+    assert differs("b", want, {"w": np.arange(3.0), "n": 2}) is not None
+    assert differs("b", want, {"w": np.arange(3.0), "n": 2, "ok": 1}) is not None  # a bool is not a number
+
+
+@pytest.mark.parametrize(
+    "line",
+    [b'{"~array": ["|O", [1], ""]}', b'{"~array": ["<f8", [2], "AAAAAAAA8D8="]}', b"[" * 100_000, b"{nope"],
+    ids=["objects", "short", "deep", "not JSON"],
+)
+def test_the_wire_refuses_what_is_not_plain_data(line):
+    with pytest.raises(wire.WireError):
+        wire.decode(line)
+
+
+def test_the_wire_carries_arrays_bit_for_bit():
+    message = {"a": np.float32([1.5, -0.0, np.nan]), "b": [np.int64([[1], [2]]), None, "x", 3.0]}
+    back = wire.decode(wire.encode(message))
+    assert back["a"].dtype == np.float32 and back["a"].tobytes() == message["a"].tobytes()
+    assert np.array_equal(back["b"][0], message["b"][0]) and back["b"][1:] == [None, "x", 3.0]
+
+
+def test_a_damaged_answer_key_is_refused_by_name(tmp_path):
+    bad = tmp_path / "key.json"
+    for text in ("{", "[]", '{"learn": 1}'):
+        bad.write_text(text)
+        with pytest.raises(ValueError, match="answer key"):
+            read_key(bad, BLANKS)
+    os.symlink(bad, tmp_path / "link.json")
+    with pytest.raises(OSError):
+        read_key(tmp_path / "link.json", BLANKS)
+
+
+@pytest.fixture(scope="module")
+def listener():
+    server = socket.socket()
+    server.bind(("127.0.0.1", 0))
+    server.listen()
+    server.settimeout(0.5)
+    yield server
+    server.close()
+
+
+def attack(name: str, port: int, folder) -> str:
+    return ATTACKS[name].replace("PORT", str(port)).replace("FOLDER", str(folder))
+
+
+@pytest.mark.parametrize("name", ATTACKS)
+def test_an_attack_earns_nothing_and_changes_nothing_after_it(judge, listener, tmp_path, name):
+    (tmp_path / "answer.txt").write_text("BEGIN SOLUTION weights / weights.max()")
+    verdict = judge.grade("importance-weights", attack(name, listener.getsockname()[1], tmp_path))
+    assert not verdict["passed"], verdict
+    with pytest.raises(TimeoutError):  # no connection from the sandbox reached this machine
+        listener.accept()
+    assert [path.name for path in tmp_path.iterdir()] == ["answer.txt"]
+    # the next blank: graded as ever, and nothing the attack left behind is there
+    probe = SOLVED["importance-weights"] + "".join(
+        f"\nassert not __import__('os').path.exists({path!r})" for path in LEFT_BEHIND
     )
-    assert "check-ddpg-target" in grade(checks, "ddpg-target", cheat)
-    assert grade(checks, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}
+    assert passed(judge, "importance-weights", probe) and passed(judge, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"])
 
 
-def test_the_answer_key_is_found_where_it_is_within_reach(checks):
-    # here the checkout is readable, so the cheat works: in the grading kernel it gets 0 (test_nbgrader.py)
-    assert grade(checks, "importance-weights", READS_THE_KEY) == {}
+def test_the_answer_key_is_out_of_reach_even_inside_the_checkout(judge):
+    assert not passed(judge, "importance-weights", READS_THE_KEY)
 
 
-def test_an_endless_loop_in_any_blank_costs_that_blank_within_the_time_limit():
-    short = grader.Grader(timeout=1)
+def test_the_sandbox_has_no_network_no_environment_and_no_writable_place_but_its_own(judge):
+    source = """
+import os, socket
+_seen = (sorted(os.environ), os.getuid(), os.access("/opt/contestant", os.W_OK), os.access("/", os.W_OK),
+         os.path.exists(LESSON) or os.path.exists(os.path.expanduser("~root/.bash_history")), len([p for p in os.listdir("/proc") if p.isdigit()]) < 5, os.getpid())
+def importance_weights(priorities, total, size, beta):
+    return np.array([hash(repr(_seen)) % 1000], np.float64)
+"""
+    os.environ["GRADER_TEST_SECRET"] = "instructor"
+    source = source.replace("LESSON", repr(student.LESSON))
+    probe = source.replace("return np.array([hash(repr(_seen)) % 1000], np.float64)", "raise RuntimeError(repr(_seen))")
+    why = judge.grade("importance-weights", probe)["why"]
+    seen = eval(why.split(": ", 1)[1])  # the probe's own report, sent back as its error
+    own = {"HOME", "LANG", "MPLCONFIGDIR", "NUMBA_CACHE_DIR", "OMP_NUM_THREADS", "PATH", "TMPDIR"}
+    assert own <= set(seen[0]) <= own | {"PWD", "TORCHINDUCTOR_CACHE_DIR"}  # what bwrap and torch set themselves
+    assert seen[1] == 65534 and seen[2:5] == (False, False, False) and seen[5] and seen[6] > 1
+
+
+def test_an_endless_loop_in_any_blank_costs_that_blank_within_the_limit():
+    short = Judge(cpu=3)
     try:
         for blank in BLANKS:
-            failed = grade(short, blank, looping(SOLVED[blank]))
-            assert list(failed) == ["program"] and failed["program"].startswith("TimeoutError"), f"{blank}: {failed}"
-        assert grade(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"]) == {}  # the next is graded as ever
+            why = short.grade(blank, looping(SOLVED[blank]))["why"]
+            assert why.startswith("TimeoutError"), f"{blank}: {why}"
+        assert passed(short, "ddpg-critic-loss", SOLVED["ddpg-critic-loss"])  # the next is graded as ever
     finally:
         short.close()
 
 
-def test_a_runaway_allocation_costs_its_blank(checks):
+def test_a_runaway_allocation_costs_its_blank(judge):
     for grab in ("bytearray(1 << 40)", "torch.empty(1 << 38)", "[bytearray(1 << 27) for _ in range(1 << 10)]"):
         source = SOLVED["importance-weights"].replace('"""\n', f'"""\n    _ = {grab}\n', 1)
-        assert "memory" in str(grade(checks, "importance-weights", source)).lower(), grab
-    assert grade(checks, "importance-weights", SOLVED["importance-weights"]) == {}
+        assert not passed(judge, "importance-weights", source), grab  # out of memory, or of time zeroing it
+    assert passed(judge, "importance-weights", SOLVED["importance-weights"])
+
+
+def test_a_busy_machine_costs_no_correct_blank_its_point():
+    burners = [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(2)]
+    short = Judge(cpu=3)
+    try:
+        assert all(passed(short, blank, SOLVED[blank]) for blank in BLANKS)
+    finally:
+        short.close()
+        for burner in burners:
+            burner.kill()
+            burner.wait()
+
+
+def test_two_submissions_graded_at_once_cannot_touch_each_other(listener, tmp_path):
+    cheats = {name: attack(name, listener.getsockname()[1], tmp_path) for name in ATTACKS if name != "sleeps"}
+    results = {}
+
+    def grade(who, sources):
+        judge = Judge(cpu=5)
+        try:
+            results[who] = [passed(judge, blank, source) for blank, source in sources]
+        finally:
+            judge.close()
+
+    honest = [(blank, SOLVED[blank]) for blank in BLANKS] * 2
+    cheat = [("importance-weights", source) for source in cheats.values()]
+    threads = [threading.Thread(target=grade, args=args) for args in (("honest", honest), ("cheat", cheat))]
+    for thread in threads:
+        thread.start()
+    for thread in threads:
+        thread.join(600)
+    assert results["honest"] == [True] * len(honest) and results["cheat"] == [False] * len(cheat)

@@ -94,7 +94,7 @@ def test_the_submissions_are_what_they_say():
         attacks["importance-weights"] == grading.READS_THE_KEY
         and attacks["ddpg-soft-update"] == grading.PATCHES_THE_CHECK
     )
-    assert "while True" in attacks["sum-tree-walk"] and "while True" in attacks["n-step-return"]
+    assert "spin > 0" in attacks["sum-tree-walk"] and "spin > 0" in attacks["n-step-return"]
     assert "ou-step" not in SUBMISSIONS["mistakes: two bugs, a blank left"][0] and set(grading.ALTERNATIVES) == set(
         BLANKS
     )

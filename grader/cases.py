@@ -1,0 +1,344 @@
+"""What the judge asks of a blank: for each blank, fresh inputs, and the harness that feeds them to the code.
+
+Trusted by: both sides. The judge runs `run(blank, ns, inputs)` on the reference, the contestant on the
+student's code, and the judge compares the two results. Nothing here is secret: it holds no expected value,
+no reference and no verdict. `draw(blank, rng)` makes the inputs at grading time, from a seed the judge picks
+afresh, so that no code can know them in advance; `run` builds the lesson's own objects from the given code,
+calls the blank the way the given code calls it, and returns plain data (arrays and numbers).
+
+Where a blank's code calls other blanks (`learn`, `flush`), those are replaced, on both sides, by stand-ins
+that are deliberately not the answers (`DECOYS`): they are other functions of the same shape, so a blank
+earns its point by its own code alone, and the stand-ins give nothing away.
+"""
+
+import numpy as np
+
+S, A = 33, 4  # the Reacher's state and action sizes, as the environment cells tell the cells after them
+
+
+def _tensor(ns, x):
+    return ns["torch"].as_tensor(np.asarray(x))
+
+
+def _flat(net) -> np.ndarray:
+    return np.concatenate([p.detach().reshape(-1).numpy() for p in net.parameters()])
+
+
+def _array(x) -> np.ndarray:
+    """A result as a plain array (a tensor is detached and copied out of torch)."""
+    if hasattr(x, "detach"):
+        x = x.detach().cpu().numpy()
+    return np.array(x)
+
+
+def _ddpg(ns, seed: int, hidden: tuple, tau: float = 0.005):
+    torch = ns["torch"]
+    torch.manual_seed(seed)
+    cfg = ns["Config"](hidden=tuple(hidden), tau=tau)
+    nets = [ns["Actor"](S, A, cfg.hidden), ns["Actor"](S, A, cfg.hidden)]
+    nets += [ns["Critic"](S, A, cfg.hidden), ns["Critic"](S, A, cfg.hidden)]
+    ddpg = ns["DDPG"](cfg, *nets, S)
+    with torch.no_grad():  # targets unlike their online networks, as after some learning
+        for target in (ddpg.actor_target, ddpg.critic_target):
+            for p in target.parameters():
+                p.add_(0.3 * torch.randn_like(p))
+    return ddpg
+
+
+# --- the inputs, drawn at grading time ---
+
+
+VARIANTS = {  # what varies between the inputs of one blank's cases, so that a bug that hides in one shows in another
+    "ddpg-critic-loss": [{"rows": 1}, {"rows": 2}],
+    "n-step-return": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}],
+    "n-step-flush": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}],
+    "learn": [{"double_q": False}, {"double_q": True}],
+}
+
+
+def draw(blank: str, rng: np.random.Generator) -> list[dict]:
+    """Fresh inputs for each of `blank`'s cases: plain data only."""
+    return [{**_draw(blank, rng), **variant} for variant in VARIANTS.get(blank, [{}])]
+
+
+def run(blank: str, ns: dict, inputs: list[dict]) -> list[dict]:
+    """`blank`'s code fed each case's inputs (from `draw`); what it gives, as plain data."""
+    return [_run(blank, ns, x) for x in inputs]
+
+
+def _draw(blank: str, rng: np.random.Generator) -> dict:
+    seed = int(rng.integers(2**31))
+    batch = int(rng.integers(5, 40))
+    hidden = [int(rng.integers(8, 33)), int(rng.integers(8, 33))]
+    f32 = lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+    if blank in ("ddpg-target", "ddpg-actor-loss", "ddpg-soft-update", "clipped-double-q"):
+        return {
+            "seed": seed,
+            "hidden": hidden,
+            "tau": float(rng.uniform(0.01, 0.5)),
+            "s": f32(batch, S),
+            "a": np.tanh(f32(batch, A)),
+            "ret": f32(batch),
+            "disc": (0.99 ** rng.integers(1, 6, batch)).astype(np.float32),
+        }
+    if blank == "ddpg-critic-loss":
+        return {"q2": f32(2, batch), "y": f32(batch), "w": rng.random(batch).astype(np.float32)}
+    if blank in ("n-step-return", "n-step-flush"):
+        arms, steps = int(rng.integers(1, 5)), int(rng.integers(8, 20))
+        done = rng.random(steps) < (0.1 if blank == "n-step-return" else 0.3)
+        return {
+            "n": int(rng.integers(1, 6)),
+            "gamma": float(rng.uniform(0.5, 0.99)),
+            "states": f32(steps + 1, arms, 3),
+            "actions": f32(steps, arms, 2),
+            "rewards": f32(steps, arms),
+            "done": done,
+        }
+    if blank == "sum-tree-walk":
+        size = int(rng.integers(3, 70))
+        priorities = rng.random(size) * (rng.random(size) < 0.8)  # some leaves empty
+        priorities[0] += 0.1
+        return {
+            "priorities": priorities,
+            "u": rng.random(500),
+            "steps": rng.integers(0, 8, (40, 8)).astype(np.float64),  # small integers: ties between u and a sum
+        }
+    if blank == "importance-weights":
+        size = int(rng.integers(batch, 500))
+        priorities = rng.random(batch) + 0.05
+        return {
+            "priorities": priorities,
+            "total": float(priorities.sum() * rng.uniform(1, 20)),
+            "size": size,
+            "beta": float(rng.uniform(0, 1)),
+        }
+    if blank == "new-priority":
+        return {
+            "alpha": float(rng.uniform(0.2, 1)),
+            "offset": float(rng.uniform(0, 0.5)),
+            "window": int(rng.integers(1, 5)),
+            "updates": [
+                (rng.choice(16, int(rng.integers(1, 8)), replace=False), rng.standard_normal(8) * 3)
+                for _ in range(int(rng.integers(2, 7)))
+            ],
+            "adds": int(rng.integers(1, 6)),
+        }
+    if blank == "noisy-weights":
+        n_in, n_out = int(rng.integers(2, 12)), int(rng.integers(2, 12))
+        return {
+            "seed": seed,
+            "n_in": n_in,
+            "n_out": n_out,
+            "sigma0": float(rng.uniform(0.1, 1)),
+            "f_in": f32(n_in),
+            "f_out": f32(n_out),
+            "g_w": f32(n_out, n_in),
+            "g_b": f32(n_out),
+        }
+    if blank == "ou-step":
+        return {
+            "seed": seed,
+            "size": 20_000,
+            "kappa": float(rng.uniform(0.05, 0.5)),
+            "scale": float(rng.uniform(0.2, 3)),
+            "steps": 12,
+        }
+    if blank == "learn":
+        return {
+            "seed": seed,
+            "batch": batch,
+            "double_q": bool(rng.random() < 0.5),
+            "steps": int(rng.integers(0, 50_000)),
+            "idx": rng.integers(0, 1000, batch),
+            "weights": rng.uniform(0.1, 1, batch).astype(np.float32),
+            "s": f32(batch, S) * 3 + 1,
+            "a": np.tanh(f32(batch, A)),
+            "ret": f32(batch),
+            "s_next": f32(batch, S) * 3 + 1,
+            "disc": (0.99 ** rng.integers(1, 6, batch)).astype(np.float32),
+            "seen": f32(200, S) * 3 + 1,
+        }
+    raise KeyError(f"no case for the blank {blank!r}")
+
+
+# --- the stand-ins for other blanks: functions of the right shape that are not the answers ---
+
+
+def _decoys(ns) -> dict:
+    torch = ns["torch"]
+
+    def td_target(self, ret, s_next, disc):
+        return ret - 0.5 * disc * self.critic_target(s_next, torch.tanh(s_next[..., :A])).cos()
+
+    def critic_loss(self, q, y, w):
+        return torch.tanh(y - q), (w * torch.log(torch.cosh(y - q))).mean()
+
+    def actor_loss(self, s):
+        return self.critic(s, self.actor(s)).square().mean()
+
+    @torch.no_grad()
+    def update_targets(self):
+        for net in (self.actor_target, self.critic_target):
+            for p in net.parameters():
+                p.add_(0.01 * torch.sin(p + 1))
+        for online, target in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
+            for o, t in zip(online.parameters(), target.parameters()):
+                t.add_(0.001 * o.sign())
+
+    def noisy_weights(self, f_in, f_out):
+        return self.weight_mean + self.weight_sigma * torch.tanh(f_out)[:, None] * torch.cos(f_in)[None, :], (
+            self.bias_mean - self.bias_sigma * f_out.abs()
+        )
+
+    def pair(self, state, action):
+        return 0.5 * (self.q1(state, action) + self.q2(state, action))
+
+    def emit(self, next_states):
+        k = len(next_states)
+        return self.states[0] + 1, self.actions[0] * 2, self.rewards[0] - 1, next_states * 3, np.full(k, 0.5, np.float32)
+
+    def flush(self, last_states):
+        return None if self.count == 0 else (self.states[0] - 1, last_states * 2)
+
+    return {
+        ("DDPG", "td_target"): td_target,
+        ("DDPG", "critic_loss"): critic_loss,
+        ("DDPG", "actor_loss"): actor_loss,
+        ("DDPG", "update_targets"): update_targets,
+        ("NoisyLinear", "noisy_weights"): noisy_weights,
+        ("TwinCriticTarget", "forward"): pair,
+        ("NStepAccumulator", "emit"): emit,
+        ("NStepAccumulator", "flush"): flush,
+    }
+
+
+def _stand_in(ns, *names: tuple) -> None:
+    decoys = _decoys(ns)
+    for cls, method in names:
+        setattr(ns[cls], method, decoys[cls, method])
+
+
+class _Memory:
+    """The replay, as `learn` sees it: the batch it is given, and a note of each priority update."""
+
+    def __init__(self, idx, weights, batch):
+        self.idx, self.weights, self.batch, self.calls, self.updated = idx, weights, batch, [], []
+
+    def sample(self, batch, beta):
+        self.calls.append((batch, beta))
+        return self.idx.copy(), self.weights.copy(), tuple(x.copy() for x in self.batch)
+
+    def update_priorities(self, idx, td_errors):
+        self.updated.append((np.array(idx), _array(td_errors)))
+
+
+# --- the harness: the same on both sides ---
+
+
+def _run(blank: str, ns: dict, x: dict) -> dict:
+    torch = ns["torch"]
+    torch.set_num_threads(1)
+    if blank == "ddpg-target":
+        ddpg = _ddpg(ns, x["seed"], x["hidden"])
+        s_next = _tensor(ns, x["s"])
+        with torch.no_grad():
+            return {"y": _array(ddpg.td_target(_tensor(ns, x["ret"]), s_next, _tensor(ns, x["disc"])))}
+    if blank == "ddpg-critic-loss":
+        ddpg = _ddpg(ns, 0, [8, 8])
+        q = _tensor(ns, x["q2"][: x["rows"]]).clone().requires_grad_(True)
+        td, loss = ddpg.critic_loss(q, _tensor(ns, x["y"]), _tensor(ns, x["w"]))
+        loss.backward()
+        return {"td": _array(td), "loss": _array(loss), "grad": _array(q.grad)}
+    if blank == "ddpg-actor-loss":
+        ddpg = _ddpg(ns, x["seed"], x["hidden"])
+        loss = ddpg.actor_loss(_tensor(ns, x["s"]))
+        loss.backward()
+        grads = [p.grad if p.grad is not None else torch.zeros_like(p) for p in ddpg.actor.parameters()]
+        return {"loss": _array(loss), "actor_grad": np.concatenate([_array(g).reshape(-1) for g in grads])}
+    if blank == "ddpg-soft-update":
+        ddpg = _ddpg(ns, x["seed"], x["hidden"], x["tau"])
+        ddpg.update_targets()
+        ddpg.update_targets()
+        nets = (ddpg.actor, ddpg.critic, ddpg.actor_target, ddpg.critic_target)
+        return {name: _flat(net) for name, net in zip(("actor", "critic", "actor_target", "critic_target"), nets)}
+    if blank == "clipped-double-q":
+        torch.manual_seed(x["seed"])
+        twin = ns["TwinCriticTarget"](S, A, tuple(x["hidden"]))
+        s, a = _tensor(ns, x["s"]), _tensor(ns, x["a"])
+        with torch.no_grad():
+            return {"q": _array(twin(s, a))}
+    if blank in ("n-step-return", "n-step-flush"):
+        _stand_in(ns, ("NStepAccumulator", "flush" if blank == "n-step-return" else "emit"))
+        acc = ns["NStepAccumulator"](x["n"], x["gamma"], *x["rewards"].shape[1:], 3, 2)
+        out = {}
+        for t in range(len(x["rewards"])):
+            got = acc.push(x["states"][t], x["actions"][t], x["rewards"][t], x["states"][t + 1], bool(x["done"][t]))
+            for k, column in enumerate(got or ()):
+                out[f"{t}.{k}"] = _array(column)
+            out[f"{t}.none"] = got is None
+        return out
+    if blank == "sum-tree-walk":
+        tree = ns["SumTree"](len(x["priorities"]))
+        tree[np.arange(len(x["priorities"]))] = x["priorities"]
+        found = tree.find_prefix_sum(x["u"] * tree.total())
+        small = np.concatenate([[0.0], x["steps"][0, 1:]])  # a tree of 8 nodes, for single steps
+        steps = [ns["walk_step"](small, node, u) for node, u in zip([1, 2, 3] * 10, x["steps"][:30, 0])]
+        return {"found": _array(found), "steps": np.array([[float(c), float(u)] for c, u in steps])}
+    if blank == "importance-weights":
+        return {"w": _array(ns["importance_weights"](x["priorities"].copy(), x["total"], x["size"], x["beta"]))}
+    if blank == "new-priority":
+        replay = ns["PrioritizedReplay"](
+            16, 1, 1, x["alpha"], x["offset"], np.random.default_rng(0), window=x["window"]
+        )
+        zeros = np.zeros((x["adds"], 1), np.float32)
+        out = {}
+        for k, (idx, td) in enumerate(x["updates"]):
+            replay.update_priorities(np.array(idx), td[: len(idx)].copy())
+            replay.add(zeros, zeros, zeros[:, 0], zeros, np.ones(x["adds"], np.float32))
+            out[f"{k}.priorities"] = replay.priorities[np.arange(16)].copy()
+            out[f"{k}.entry"] = float(replay.entry_priority)
+        return out
+    if blank == "noisy-weights":
+        torch.manual_seed(x["seed"])
+        layer = ns["NoisyLinear"](x["n_in"], x["n_out"], sigma0=x["sigma0"])
+        w, b = layer.noisy_weights(_tensor(ns, x["f_in"]), _tensor(ns, x["f_out"]))
+        ((w * _tensor(ns, x["g_w"])).sum() + (b * _tensor(ns, x["g_b"])).sum()).backward()
+        out = {"w": _array(w), "b": _array(b)}
+        for name in ("weight_mean", "weight_sigma", "bias_mean", "bias_sigma"):
+            grad = getattr(layer, name).grad
+            out[name] = _array(grad) if grad is not None else np.zeros(0)
+        return out
+    if blank == "ou-step":
+        paths = []
+        for seed in (x["seed"], x["seed"], x["seed"] + 1):
+            ou = ns["OrnsteinUhlenbeck"](x["size"], x["kappa"], x["scale"], torch.Generator().manual_seed(seed))
+            path = [_array(ou.state)]
+            for _ in range(x["steps"]):
+                got = ou.sample()
+                path.append(_array(got))
+            paths.append(np.stack(path))
+        return {"path": paths[0], "again": paths[1], "other": paths[2], "last": _array(ou.state)}
+    if blank == "learn":
+        _stand_in(ns, *(key for key in _decoys(ns) if key[0] != "NStepAccumulator"))
+        cfg = ns["Config"](
+            seed=x["seed"], buffer_size=1000, batch_size=x["batch"], warmup=x["batch"], hidden=(16, 16),
+            clipped_double_q=x["double_q"],
+        )  # fmt: skip
+        agent = ns["Agent"](cfg, S, A, 2)
+        agent.norm.update(_tensor(ns, x["seen"]))
+        agent.steps = x["steps"]
+        batch = tuple(x[k] for k in ("s", "a", "ret", "s_next", "disc"))
+        agent.memory = memory = _Memory(x["idx"], x["weights"], batch)
+        out = agent.learn()
+        result = {key: _array(out.get(key, np.nan)) for key in ("critic_loss", "actor_loss", "q", "idx", "td")}
+        result["keys"] = ",".join(sorted(map(str, out)))
+        result["sampled"] = np.array(memory.calls, np.float64)
+        result["updated"] = len(memory.updated)
+        for k, (idx, td) in enumerate(memory.updated):
+            result[f"updated.{k}.idx"], result[f"updated.{k}.td"] = idx, td
+        for name in ("actor", "critic", "actor_target", "critic_target"):
+            result[name] = _flat(getattr(agent, name))
+        result["updates"] = int(agent.updates)
+        result["gen"] = agent.gen.get_state().numpy().copy()
+        return result
+    raise KeyError(f"no case for the blank {blank!r}")
