@@ -39,8 +39,8 @@ def _ddpg(ns, seed: int, hidden: tuple, tau: float = 0.005):
     nets += [ns["Critic"](S, A, cfg.hidden), ns["Critic"](S, A, cfg.hidden)]
     ddpg = ns["DDPG"](cfg, *nets, S)
     with torch.no_grad():  # targets unlike their online networks, as after some learning
-        for target in (ddpg.actor_target, ddpg.critic_target):
-            for p in target.parameters():
+        for net in (ddpg.actor_target, ddpg.critic_target):
+            for p in net.parameters():
                 p.add_(0.3 * torch.randn_like(p))
     return ddpg
 
@@ -174,16 +174,15 @@ def _decoys(ns) -> dict:
         return torch.tanh(y - q), (w * torch.log(torch.cosh(y - q))).mean()
 
     def actor_loss(self, s):
-        return self.critic(s, self.actor(s)).square().mean()
+        actions = self.actor(s)
+        return self.critic(s, actions).square().mean()
 
     @torch.no_grad()
     def update_targets(self):
-        for net in (self.actor_target, self.critic_target):
-            for p in net.parameters():
-                p.add_(0.01 * torch.sin(p + 1))
-        for online, target in ((self.actor, self.actor_target), (self.critic, self.critic_target)):
-            for o, t in zip(online.parameters(), target.parameters()):
-                t.add_(0.001 * o.sign())
+        for name in ("actor", "critic"):
+            online = dict(getattr(self, name).named_parameters())
+            for key, p in getattr(self, name + "_target").named_parameters():
+                p.add_(0.01 * torch.sin(p + 1) + 0.001 * online[key].sign())
 
     def noisy_weights(self, f_in, f_out):
         return self.weight_mean + self.weight_sigma * torch.tanh(f_out)[:, None] * torch.cos(f_in)[None, :], (

@@ -17,6 +17,7 @@ import grader
 from tools import student
 
 LESSON = nbformat.read(student.LESSON, as_version=4)
+EDITION = nbformat.read(student.EDITION, as_version=4)
 SOLVED = grader.blank_sources(LESSON)
 
 
@@ -473,5 +474,6 @@ def test_a_check_catches_the_bug(judge, what, function, mutation, check):
     else:
         blank = check.removeprefix("check-")
         [cell] = plant([{"name": blank, "source": SOLVED[blank]}], function, mutation)
-        verdict = judge.grade(blank, cell["source"])
-        assert not verdict["passed"], f"{what}: {check} passes"
+        assert not judge.grade(blank, cell["source"])["passed"], f"{what}: the judge gives {check}'s point"
+        visible = judge.run(grader.program(grader.cells(EDITION), blank, {blank: cell["source"]}))["failed"]
+        assert check in visible, f"{what}: the visible {check} passes"

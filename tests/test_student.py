@@ -1,6 +1,6 @@
 """The student edition (tools/student.py): a blank at each core idea, each graded by its own check; a
-hand-out that holds no solution in any file and, filled in, runs top to bottom; nbgrader's source version
-with the markers and hidden tests that the lesson itself does not show."""
+hand-out that holds no solution in any file and, filled in, runs top to bottom; no visible check that states
+an answer; nbgrader's source version with the markers that the lesson itself does not show."""
 
 import ast
 import json
@@ -46,7 +46,7 @@ def test_at_least_ten_blanks_each_with_a_hint_and_a_graded_check_of_its_own():
         assert check["locked"] and check["points"] >= 1 and not check["solution"]
         assert order.index(blank) < order.index(f"check-{blank}")
         assert re.match(r"\d(\.\d)?, ", student.HINTS[blank]), "a hint names its section"
-    assert set(GRADED) == {f"check-{b}" for b in BLANKS} and set(student.HIDDEN) == set(GRADED)
+    assert set(GRADED) == {f"check-{b}" for b in BLANKS}
 
 
 def test_the_run_and_the_report_are_graded_by_hand_with_the_rubrics_points():
@@ -67,7 +67,7 @@ def test_the_lesson_shows_no_grading_markers_and_the_source_version_has_them_all
     source = student.source_notebook(LESSON)
     text = "\n".join(c.source for c in source.cells)
     assert text.count("### BEGIN SOLUTION") == text.count("### END SOLUTION") == len(BLANKS)
-    assert text.count("### BEGIN HIDDEN TESTS") == text.count("### END HIDDEN TESTS") == len(GRADED)
+    assert "HIDDEN TESTS" not in text  # the judge draws its own inputs: nothing to hide in a cell
     assert "jupytext" not in source.metadata and "jupytext" not in student.edition(LESSON).metadata
 
 
@@ -92,6 +92,11 @@ GIVEN = {
 
 def squash(text: str) -> str:
     return re.sub(r"\s+", "", text)
+
+
+def unhooked(text: str) -> str:
+    """Squashed, and without what attributes hang on: `self.critic(s)` and `ddpg.critic(s)` read alike."""
+    return re.sub(r"\b[A-Za-z_]\w*\.(?=[A-Za-z_])", "", squash(text))
 
 
 def solution_keys() -> dict:
@@ -144,6 +149,18 @@ def test_every_blank_has_key_expressions_and_the_lesson_holds_them():
 
 def test_the_handout_holds_no_key_expression_of_any_solution(handout):
     assert solutions_in(handout) == []
+
+
+def test_no_visible_check_states_an_answer():
+    """No check cell holds a key expression of a solution, whatever object it is written on (`ddpg.` for
+    `self.`), but for what the given code shows too."""
+    edition = [c for c in student.edition(LESSON).cells if c.cell_type == "code"]
+    given = unhooked("\n".join(c.source for c in edition if "export" in c.metadata.get("tags", [])))
+    checks = unhooked("\n".join(c.source for c in edition if "export" not in c.metadata.get("tags", [])))
+    keys = {(blank, unhooked(k)) for blank, ks in solution_keys().items() for k in ks}
+    calls = {f"{name}()" for source in grader.blank_sources(LESSON).values() for name in grader.defined_names(source)}
+    found = [(blank, k) for blank, k in keys if len(k) >= 16 and k not in given and k not in calls and k in checks]
+    assert sorted(found) == []  # a check calls the function it checks, and states no more of it
 
 
 def test_the_filled_handout_runs_top_to_bottom_with_its_own_package(handout, monkeypatch):

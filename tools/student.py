@@ -10,9 +10,9 @@ The lesson carries no grading markers. A blank is a code cell with nbgrader's me
 which holds one function (a method added to its class, d2l's pattern); its graded check is the cell whose
 `grade_id` is `check-` and the blank's id. The student keeps the function's signature and docstring; its
 body becomes a hint (blanks.toml, per blank) and nbgrader's stub. nbgrader's source notebook is the lesson
-with the markers put in (the body between `### BEGIN SOLUTION` and `### END SOLUTION`, the hidden
-tests of blanks.toml appended to each graded check between `### BEGIN HIDDEN TESTS` and `### END HIDDEN TESTS`),
-so that `nbgrader generate_assignment` releases exactly the student edition.
+with the body between `### BEGIN SOLUTION` and `### END SOLUTION`, so that `nbgrader generate_assignment`
+releases exactly the student edition. There are no hidden tests: the grading kernel's judge (grader/) draws
+each blank's inputs afresh and compares with the answer key, `key.json` beside the grading environment.
 """
 
 import argparse
@@ -70,11 +70,9 @@ LAB_PACKAGES = {
     "typing_extensions",
 }
 
-# Each blank's hint (the idea and its section, not the code) and hidden tests (what only grading runs,
-# appended to its graded check `check-` + id): data, kept in blanks.toml, a table per blank id.
+# Each blank's hint (the idea and its section, not the code): data, kept in blanks.toml, a table per blank id.
 BLANKS = tomllib.loads(Path(__file__).with_name("blanks.toml").read_text(encoding="utf-8"))
-HINTS = {blank: text["hint"] for blank, text in BLANKS.items() if "hint" in text}
-HIDDEN = {f"check-{blank}": text["hidden"] for blank, text in BLANKS.items() if "hidden" in text}
+HINTS = {blank: text["hint"] for blank, text in BLANKS.items()}
 
 
 def blank_ids(lesson=None) -> list[str]:
@@ -127,14 +125,11 @@ def _clean(lesson):
 
 
 def source_notebook(lesson):
-    """nbgrader's source version of the lesson: solution and hidden-test markers in, outputs out."""
+    """nbgrader's source version of the lesson: solution markers in, outputs out."""
     nb = _clean(lesson)
     for cell in nb.cells:
-        grading = cell.metadata.get("nbgrader", {})
         if is_blank(cell):
-            cell.source = with_hint(cell.source, HINTS[grading["grade_id"]], True)
-        elif grading.get("grade") and cell.cell_type == "code":
-            cell.source += "\n### BEGIN HIDDEN TESTS\n" + HIDDEN[grading["grade_id"]] + "### END HIDDEN TESTS"
+            cell.source = with_hint(cell.source, HINTS[cell.metadata["nbgrader"]["grade_id"]], True)
     return nb
 
 
@@ -182,7 +177,8 @@ def write_support(folder: str, notebook) -> None:
     nbformat.write(notebook, exported + ".ipynb")
     Path(exported).write_text(export.module_source(exported + ".ipynb"), encoding="utf-8")
     os.remove(exported + ".ipynb")
-    nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.ipynb"))
+    # not .ipynb: nbgrader would take it for a notebook of the assignment, and leave it out of the release
+    nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.json"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(os.path.join(HANDOUT, name), os.path.join(folder, name))
     pins = [
@@ -251,9 +247,25 @@ def grading_env(folder: str) -> str:
         subprocess.run([*pip, "--no-deps", "--force-reinstall", lab], check=True)  # a copy in site-packages
     from grader import kernel
 
+    key = write_key(folder)
     data = os.path.join(venv, "share", "jupyter")
-    kernel.kernelspec(data, python)
+    kernel.kernelspec(data, python, key)
     return data
+
+
+def write_key(folder: str) -> str:
+    """`folder/key.json`, the answer key ({blank: the lesson's source}), readable by its owner alone: the judge
+    reads it, and no sandbox sees it (it lies outside the environment it binds)."""
+    import json
+
+    import grader
+
+    path = os.path.join(folder, "key.json")
+    fd = os.open(path + ".tmp", os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW, 0o600)
+    with os.fdopen(fd, "w", encoding="utf-8") as file:
+        json.dump(grader.blank_sources(nbformat.read(LESSON, as_version=4)), file, indent=1)
+    os.replace(path + ".tmp", path)
+    return path
 
 
 def main(argv=None) -> int:
