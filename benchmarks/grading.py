@@ -436,7 +436,7 @@ c.CourseDirectory.course_id = "{course_id}"
 c.CourseDirectory.root = "{course}"
 c.Exchange.root = "{exchange}"
 c.ExecutePreprocessor.kernel_name = "{kernel}"   # python -m tools.student --grading-env
-c.Execute.timeout = 120                          # seconds per cell; a check is stopped after 20
+c.Execute.timeout = 120                          # seconds per cell; a blank's code is stopped after 10 s of CPU
 """
 
 # nbgrader's command line, for a list of commands: its packages imported once (seconds), then each command run as

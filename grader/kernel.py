@@ -13,6 +13,7 @@ processes (it cannot signal it) and no Jupyter runtime folder (its connection fi
 symbolic link anywhere is refused, and each graded cell says so.
 """
 
+import atexit
 import os
 import sys
 
@@ -25,7 +26,7 @@ class Transformer:
 
     def __init__(self, key: str | None, folder: str = "."):
         self.judge = judge.Judge(key=judge.read_key(key, grader.blank_ids(grader.read_edition())) if key else None)
-        edition = self.judge.edition
+        atexit.register(self.judge.close)  # its sandboxes, and their private copies of the code        edition = self.judge.edition
         self.checks = {c["source"].strip(): c["id"] for c in edition if c["kind"] == "check" and c["id"]}
         self.names = {c["id"]: grader.defined_names(c["source"]) for c in edition if c["kind"] == "blank"}
         self.given = {c["source"].strip() for c in edition if c["kind"] != "blank"}

@@ -73,7 +73,7 @@ def graded(tmp_path_factory):
     bin_, jupyter_path = environments()
     folder = tmp_path_factory.mktemp("course")
     course = grading.Course(folder, bin_, jupyter_path)
-    course.env["GRADER_TIMEOUT"] = "5"  # a loop costs its blank's point after 5 s instead of 20
+    course.env["GRADER_CPU"] = "3"  # a loop costs its blank's point after 3 s of processor time instead of 10
     course.release()
     course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()})
     course.commands(

@@ -29,6 +29,7 @@ from pathlib import Path
 import nbformat
 
 from continuous_control.provenance import ROOT
+from grader import sandbox
 
 LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
@@ -41,15 +42,9 @@ ANSWER = "YOUR ANSWER HERE"  # and its stub of a written answer
 SUPPORT = ["reacher", "continuous_control", "grader", "doc/environment.md", "doc/effects.csv", "doc/critic_q.csv"]
 HANDOUT = os.path.join(ROOT, "tools", "handout")  # the hand-out's README and pyproject.toml
 # Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
-# and all), and the GPU path (learn, importance weights and priorities in tensors) by a line that says it is
-# not part of it. (The report's ablations, which restate one too, are experiments/'s: not handed out.)
-WITHHELD = {
-    "continuous_control/devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
-    "def for_device(agent_class, device: str):\n"
-    '    if str(device).split(":")[0] != "cpu":\n'
-    "        raise RuntimeError(\"the GPU path is not part of the hand-out: use Config(device='cpu')\")\n"
-    "    return agent_class\n",
-}
+# and all), and the GPU path by a line that says it is not part of it (grader.sandbox's, which a contestant
+# gets too). (The report's ablations, which restate one too, are experiments/'s: not handed out.)
+WITHHELD = {f"continuous_control/{name}": text for name, text in sandbox.WITHHELD.items()}
 # The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
 LAB_PACKAGES = {
     "torch",

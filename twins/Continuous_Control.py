@@ -377,7 +377,8 @@ print(critic)
 count = lambda m: sum(p.numel() for p in m.parameters())
 print(f"parameters: actor {count(actor):,}, critic {count(critic):,}")
 s = 10 * torch.randn(20, state_size)
-a, q = actor(s), critic(s, actor(s))
+a = actor(s)
+q = critic(s, a)
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), "  Q:", tuple(q.shape))
 assert a.shape == (20, action_size) and a.abs().max() <= 1 and q.shape == (20,)
 norm, seen = Normalizer(state_size), []
@@ -504,22 +505,24 @@ ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), 
 y = ddpg.td_target(ret, s_next, disc)
 print("y = R + 2 gamma_i:", torch.allclose(y, ret + 2 * disc, atol=1e-6), " shape:", tuple(y.shape))
 assert y.shape == ret.shape and torch.allclose(y, ret + 2 * disc, atol=1e-6)
-with torch.no_grad():
-    ddpg.actor.layers[-1].bias.add_(0.5)  # the online actor now differs from its target
 
 
-class SumOfActions(nn.Module):  # a probe: Q'(s', a') = the sum of a'
-    def forward(self, s, a):
-        return a.sum(-1)
+class SumOfActions(nn.Module):  # a probe: Q'(s', a') = the sum of a''s 4 numbers
+    def forward(self, state, action):
+        return action.sum(-1)
 
 
 constant, ddpg.critic_target = ddpg.critic_target, SumOfActions()
+with torch.no_grad():  # the target actor's every action 0.5 (Q' = 2), the online actor's -0.5 (Q' = -2)
+    for actor, value in ((ddpg.actor_target, 0.5), (ddpg.actor, -0.5)):
+        actor.layers[-1].weight.zero_()
+        actor.layers[-1].bias.fill_(float(np.arctanh(value)))
 try:
     y = ddpg.td_target(ret, s_next, disc)
 finally:
     ddpg.critic_target = constant  # put back, whatever td_target did
-print("a' comes from the target actor:", torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6))
-assert torch.allclose(y, ret + disc * ddpg.actor_target(s_next).sum(-1), atol=1e-6)
+print("a' comes from the target actor (y = R + 2 gamma_i again):", torch.allclose(y, ret + 2 * disc, atol=1e-6))
+assert torch.allclose(y, ret + 2 * disc, atol=1e-6)
 
 # %% [markdown]
 # **Your turn (2.2): the critic's loss.** From the estimates $q$ (one row per critic) and the targets
@@ -565,9 +568,21 @@ def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
 # $Q_\phi(s, \mu_\theta(s))$ and leaves the critic as it was.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-actor-loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-q_of_actor = lambda: ddpg.critic(s, ddpg.actor(s)).mean().item()
+real, ddpg.critic = ddpg.critic, SumOfActions()  # a probe: Q(s, a) = the sum of a
+try:
+    probe = ddpg.actor_loss(s[:1]).item(), ddpg.actor(s[:1]).sum().item()
+finally:
+    ddpg.critic = real
+print(f"with Q(s, a) = sum of a: loss {probe[0]:.4f}, the actor's action sums to {probe[1]:.4f}")
+assert abs(probe[0] + probe[1]) < 1e-6  # descending the loss climbs Q
+
+
+def q_of_actor():
+    actions = ddpg.actor(s)
+    return ddpg.critic(s, actions).mean().item()
+
+
 before, critic_before = q_of_actor(), nn.utils.parameters_to_vector(ddpg.critic.parameters()).clone()
-assert abs(ddpg.actor_loss(s).item() + before) < 1e-6
 ddpg.update_actor(s)
 print(f"mean Q(s, mu(s)): {before:.4f} before the actor's step, {q_of_actor():.4f} after")
 assert q_of_actor() > before and torch.equal(nn.utils.parameters_to_vector(ddpg.critic.parameters()), critic_before)
@@ -592,7 +607,7 @@ def update_targets(self) -> None:
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-soft-update", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
-pairs = [(ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)]
+pairs = [(getattr(ddpg, name + "_target"), getattr(ddpg, name)) for name in ("actor", "critic")]
 with torch.no_grad():
     for online in (ddpg.actor, ddpg.critic):
         for weight in online.parameters():
@@ -602,8 +617,8 @@ with torch.no_grad():
 before = [(flat(target), flat(online)) for target, online in pairs]
 ddpg.update_targets()
 for (target, online), (t0, o0) in zip(pairs, before):
-    moved = torch.allclose(flat(target), t0 + cfg.tau * (o0 - t0), atol=1e-7)
-    print(f"{type(online).__name__} target moved by tau of the gap:", moved)
+    moved = torch.allclose(flat(online) - flat(target), (1 - cfg.tau) * (o0 - t0), atol=1e-7)
+    print(f"{type(online).__name__}: the gap to its target shrank by the factor 1 - tau:", moved)
     assert moved and torch.equal(flat(online), o0) and not torch.equal(t0, o0)
 
 # %% [markdown]
@@ -697,13 +712,13 @@ for first, second in ((2.0, 3.0), (3.0, 2.0)):
         for critic, value in ((twin.critic_target.q1, first), (twin.critic_target.q2, second)):
             critic.out.weight.zero_()
             critic.out.bias.fill_(value)  # Q'_1 and Q'_2 constant
-    target = twin.critic_target(s_next, twin.actor_target(s_next))
+    target = twin.critic_target(s_next, a)
     print(f"Q'_1 = {first}, Q'_2 = {second}: the target value is {target.unique().tolist()}")
     assert target.shape == ret.shape and torch.all(target == 2.0)
 y = ret + 2 * disc
 twin.td_target = lambda ret, s_next, disc: ret + 2 * disc  # 2.2's target, whatever yours gives
-twin.critic_loss = lambda q, y, w: (y - q, (w * (y - q).pow(2)).mean())
-losses = lambda: [(w * (y - q).pow(2)).mean().item() for q in twin.critic.values(s, a)]
+twin.critic_loss = lambda q, y, w: (y - q, (w * (y - q).abs()).mean())  # a stand-in loss: mean |TD error|
+losses = lambda: [(w * (y - q).abs()).mean().item() for q in twin.critic.values(s, a)]
 before = losses()
 twin.update_critic(s, a, ret, s_next, disc, w)
 print(f"each critic's loss on the batch: {np.round(before, 4)} before, {np.round(losses(), 4)} after")
@@ -1310,12 +1325,16 @@ assert torch.allclose(layer(x), x @ layer.weight_mean.T + layer.bias_mean)
 eps = torch.tensor([4.0, -0.25, 0.0, -9.0, 1.0])  # 3 inputs, then 2 outputs
 layer.noisy = True
 layer.set_noise(eps)
-f = lambda e: e.sign() * e.abs().sqrt()
+f = lambda e: e.sign() * e.abs().sqrt()  # f(x) = sgn(x) sqrt(|x|)
 print("f(eps_in):", layer.eps_in.tolist(), " f(eps_out):", layer.eps_out.tolist())
 assert layer.eps_in.tolist() == [2.0, -0.5, 0.0] and layer.eps_out.tolist() == [-3.0, 1.0]
-weight = layer.weight_mean + layer.weight_sigma * torch.outer(f(eps[3:]), f(eps[:3]))  # factorised
-bias = layer.bias_mean + layer.bias_sigma * f(eps[3:])
-assert torch.allclose(layer(x), x @ weight.T + bias)
+with torch.no_grad():  # mean 0 and sigma 1: the layer's weights are then its noise alone
+    for mean, sigma in ((layer.weight_mean, layer.weight_sigma), (layer.bias_mean, layer.bias_sigma)):
+        mean.zero_()
+        sigma.fill_(1.0)
+by_hand = torch.tensor([[-9.0, 3.0], [-1.5, 0.5], [-3.0, 1.0]])  # W = f(eps_out) f(eps_in)^T, b = f(eps_out)
+print("y for the inputs e_1, e_2, e_3:", layer(torch.eye(3)).tolist())
+assert torch.allclose(layer(torch.eye(3)), by_hand)
 sigma_before = layer.weight_sigma.detach().clone()
 layer(x).sum().backward()
 torch.optim.SGD(layer.parameters(), lr=0.1).step()
