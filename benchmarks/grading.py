@@ -198,6 +198,14 @@ flat = lambda module: torch.zeros(1)
 """
 
 
+# td_target with the networks called by keyword, as their real signatures name the arguments.
+KEYWORDS = """
+@method_of(DDPG)
+def td_target(self, ret=None, s_next=None, disc=None):
+    action = self.actor_target(state=s_next)
+    return ret + disc * self.critic_target(state=s_next, action=action)
+"""
+
 # Attacks on the judge (tests/test_grader.py), each the source of one blank, `importance-weights` unless its
 # name says otherwise. Each either returns a wrong answer or none at all if its attack fails; none computes the
 # right one. PORT and FOLDER are filled in by the test (a socket it listens on, a folder beside the grader).
@@ -349,7 +357,12 @@ def importance_weights(priorities, total, size, beta):
 }
 
 # Files an attack may leave: any of them still there when the next blank is graded is a leak.
-LEFT_BEHIND = ("/tmp/left-behind", "/tmp/.ipython/profile_default/startup/00-cheat.py", "/tmp/filler", "/dev/shm/left-behind")
+LEFT_BEHIND = (
+    "/tmp/left-behind",
+    "/tmp/.ipython/profile_default/startup/00-cheat.py",
+    "/tmp/filler",
+    "/dev/shm/left-behind",
+)
 
 
 def looping(source: str) -> str:
@@ -410,7 +423,16 @@ def submissions(solved: dict) -> dict:
             "an endless loop in the n-step return, which training calls every step",
             with_(n_step_return=looping(solved["n-step-return"])),
         ),
+        "keywords: ddpg-target": ("td_target written with keyword arguments", with_(ddpg_target=KEYWORDS)),
+        **{
+            f"attack: {name}": (f"importance-weights {name}", with_(importance_weights=armed(name))) for name in ATTACKS
+        },
     }
+
+
+def armed(name: str, port: int = 9, folder: str = "/tmp") -> str:
+    """The attack `name` aimed at a port and a folder."""
+    return ATTACKS[name].replace("PORT", str(port)).replace("FOLDER", folder)
 
 
 def run(command: list, **kwargs) -> subprocess.CompletedProcess:
@@ -502,7 +524,7 @@ class Course:
     def release(self) -> None:
         """generate_assignment and release_assignment, from a fresh source folder."""
         (self.folder / "tmp").mkdir(parents=True)
-        self.exchange.mkdir(mode=0o777)
+        self.exchange.mkdir(mode=0o755)
         student.course(str(self.course))
         (self.course / "nbgrader_config.py").write_text(
             CONFIG.format(course_id=COURSE_ID, course=self.course, exchange=self.exchange, kernel=KERNEL)
@@ -514,9 +536,10 @@ class Course:
             ]
         )
 
-    def submit(self, submissions: dict) -> None:
+    def submit(self, submissions: dict, links: dict | None = None) -> None:
         """As each student, one per submission ({name: {blank: source}}): fetch the assignment, fill in the
-        blanks with the submission's sources, submit. Their ids go to `ids`."""
+        blanks with the submission's sources, put beside it the symbolic links of `links` ({name: {file name:
+        target}}), submit. Their ids go to `ids`."""
         course = ["--course", COURSE_ID, f"--Exchange.root={self.exchange}"]
         homes = {}
         for name in submissions:
@@ -532,6 +555,8 @@ class Course:
                 if blank in sources and cell.metadata["nbgrader"].get("solution"):
                     cell.source = sources[blank].strip()
             nbformat.write(nb, path)
+            for link, target in (links or {}).get(name, {}).items():
+                os.symlink(target, path.parent / link)
         self.commands(
             [
                 (("submit", student.ASSIGNMENT, *course, f"--student={self.ids[name]}"), homes[name])

@@ -63,10 +63,10 @@ def defined_names(source: str) -> set[str]:
     return {node.name for node in tree.body if isinstance(node, (ast.FunctionDef, ast.ClassDef))}
 
 
-def program(edition: list[dict], blank: str | None = None, sources: dict | None = None, hidden: str = "") -> list[dict]:
+def program(edition: list[dict], blank: str | None = None, sources: dict | None = None) -> list[dict]:
     """The cells to run: the edition's, each blank's source from `sources` (else the edition's stub), up to
-    and including `check-<blank>` with `hidden` appended; with `blank` None, every cell and every check
-    (a test's run of the whole lesson, nothing guarded)."""
+    and including `check-<blank>` (kind "graded"; the checks before it "before"); with `blank` None, every
+    cell and every check (kind "check")."""
     sources, out = sources or {}, [{"name": "sizes", "kind": "given", "source": SIZES}]
     for cell in edition:
         if cell["kind"] == "blank":
@@ -87,7 +87,7 @@ def program(edition: list[dict], blank: str | None = None, sources: dict | None 
                 {
                     "name": name,
                     "kind": "graded" if mine else "check" if blank is None else "before",
-                    "source": cell["source"] + ("\n" + hidden if mine and hidden else ""),
+                    "source": cell["source"],
                 }
             )
             if mine:

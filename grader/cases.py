@@ -194,7 +194,13 @@ def _decoys(ns) -> dict:
 
     def emit(self, next_states):
         k = len(next_states)
-        return self.states[0] + 1, self.actions[0] * 2, self.rewards[0] - 1, next_states * 3, np.full(k, 0.5, np.float32)
+        return (
+            self.states[0] + 1,
+            self.actions[0] * 2,
+            self.rewards[0] - 1,
+            next_states * 3,
+            np.full(k, 0.5, np.float32),
+        )
 
     def flush(self, last_states):
         return None if self.count == 0 else (self.states[0] - 1, last_states * 2)

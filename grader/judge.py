@@ -14,14 +14,14 @@ rounding, on inputs that no code could know in advance.
 """
 
 import argparse
+import contextlib
 import json
 import os
-import select
 import secrets
+import select
 import shutil
 import signal
 import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -123,10 +123,8 @@ class Sandbox:
 
     def close(self) -> None:
         if self.process is not None:
-            try:
+            with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
-            except ProcessLookupError:
-                pass
             self.process.wait()
             self.process.stdin.close()
             self.process.stdout.close()
@@ -146,7 +144,9 @@ def differs(blank: str, want, got, name: str = "") -> str | None:
     """Why `got` is not `want` (plain data both), or None when it matches."""
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(got) != set(want):
-            return f"{name or 'the result'} has the parts {sorted(got) if isinstance(got, dict) else type(got).__name__}"
+            return (
+                f"{name or 'the result'} has the parts {sorted(got) if isinstance(got, dict) else type(got).__name__}"
+            )
         for key in want:
             why = differs(blank, want[key], got[key], key)
             if why:
@@ -256,7 +256,11 @@ class Judge:
         if self.contestant is None:
             self.contestant = Sandbox(self.given(), self.cpu, self.memory)
         reply = self.contestant.ask({"program": program, "first": first, "cpu": cpu})
-        return {"failed": reply["failed"]} if isinstance(reply.get("failed"), dict) else {"failed": {"program": reply.get("error")}}
+        return (
+            {"failed": reply["failed"]}
+            if isinstance(reply.get("failed"), dict)
+            else {"failed": {"program": reply.get("error")}}
+        )
 
     def close(self) -> None:
         for box in (self.reference, self.contestant):
@@ -283,7 +287,9 @@ def main(argv=None) -> int:
                 verdict = judge.grade(blank, sources.get(blank))
                 ok, why = verdict["passed"], verdict["why"]
             else:
-                failed = judge.run(grader.program(judge.edition, blank, {blank: sources[blank]} if blank in sources else {}))["failed"]
+                failed = judge.run(
+                    grader.program(judge.edition, blank, {blank: sources[blank]} if blank in sources else {})
+                )["failed"]
                 ok, why = not failed, "; ".join(str(v) for v in failed.values())
             passed += ok
             print(f"{blank:20s} " + ("passed" if ok else "FAILED  " + why.splitlines()[0] if why else "FAILED"))

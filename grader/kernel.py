@@ -1,6 +1,6 @@
 """The grading kernel: nbgrader runs each submission in it, and no student code runs in it.
 
-    python -m grader.kernel --key KEY CONNECTION_FILE     # the kernelspec's command (`python -m tools.student --grading-env`)
+    python -m grader.kernel --key KEY CONNECTION_FILE     # the kernelspec's (`python -m tools.student --grading-env`)
 
 Trusted by: the instructor. It is the judge (`grader.judge`), with the answer key `KEY`, behind an IPython
 input transformer, loaded before any cell runs, that sees each cell as nbgrader sends it:
@@ -26,7 +26,8 @@ class Transformer:
 
     def __init__(self, key: str | None, folder: str = "."):
         self.judge = judge.Judge(key=judge.read_key(key, grader.blank_ids(grader.read_edition())) if key else None)
-        atexit.register(self.judge.close)  # its sandboxes, and their private copies of the code        edition = self.judge.edition
+        atexit.register(self.judge.close)  # its sandboxes, and their private copies of the code
+        edition = self.judge.edition
         self.checks = {c["source"].strip(): c["id"] for c in edition if c["kind"] == "check" and c["id"]}
         self.names = {c["id"]: grader.defined_names(c["source"]) for c in edition if c["kind"] == "blank"}
         self.given = {c["source"].strip() for c in edition if c["kind"] != "blank"}

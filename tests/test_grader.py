@@ -14,7 +14,7 @@ import numpy as np
 import pytest
 
 import grader
-from benchmarks.grading import ALTERNATIVES, ATTACKS, LEFT_BEHIND, READS_THE_KEY, looping
+from benchmarks.grading import ALTERNATIVES, ATTACKS, KEYWORDS, LEFT_BEHIND, READS_THE_KEY, armed, looping
 from grader import cases, wire
 from grader.judge import Judge, differs, read_key
 from tools import student
@@ -48,13 +48,7 @@ def test_a_second_correct_way_of_writing_each_blank_earns_its_point(judge, blank
 
 
 def test_keyword_arguments_and_the_real_signature_earn_the_point(judge):
-    source = """
-@method_of(DDPG)
-def td_target(self, ret=None, s_next=None, disc=None):
-    action = self.actor_target(state=s_next)
-    return ret + disc * self.critic_target(state=s_next, action=action)
-"""
-    assert passed(judge, "ddpg-target", source)
+    assert passed(judge, "ddpg-target", KEYWORDS)
 
 
 def test_the_inputs_are_new_at_every_grading():
@@ -110,7 +104,7 @@ def listener():
 
 
 def attack(name: str, port: int, folder) -> str:
-    return ATTACKS[name].replace("PORT", str(port)).replace("FOLDER", str(folder))
+    return armed(name, port, str(folder))
 
 
 @pytest.mark.parametrize("name", ATTACKS)
@@ -136,7 +130,8 @@ def test_the_sandbox_has_no_network_no_environment_and_no_writable_place_but_its
     source = """
 import os, socket
 _seen = (sorted(os.environ), os.getuid(), os.access("/opt/contestant", os.W_OK), os.access("/", os.W_OK),
-         os.path.exists(LESSON) or os.path.exists(os.path.expanduser("~root/.bash_history")), len([p for p in os.listdir("/proc") if p.isdigit()]) < 5, os.getpid())
+         os.path.exists(LESSON) or os.path.exists(os.path.expanduser("~root/.bash_history")),
+         len([p for p in os.listdir("/proc") if p.isdigit()]) < 5, os.getpid())
 def importance_weights(priorities, total, size, beta):
     return np.array([hash(repr(_seen)) % 1000], np.float64)
 """
@@ -199,3 +194,17 @@ def test_two_submissions_graded_at_once_cannot_touch_each_other(listener, tmp_pa
     for thread in threads:
         thread.join(600)
     assert results["honest"] == [True] * len(honest) and results["cheat"] == [False] * len(cheat)
+
+
+def test_a_hand_in_with_a_symbolic_link_is_refused_by_name(tmp_path):
+    from grader import kernel
+
+    (tmp_path / "Continuous_Control.ipynb").write_text("{}")
+    os.symlink(student.LESSON, tmp_path / "notes.ipynb")
+    transformer = kernel.Transformer(None, str(tmp_path))
+    try:
+        assert transformer(["pass"]) == ["pass\n"]
+        with pytest.raises(AssertionError, match="symbolic link.*notes.ipynb"):
+            transformer.grade("importance-weights")
+    finally:
+        transformer.judge.close()

@@ -49,7 +49,13 @@ SUBMISSIONS = {
         combined(*ATTACKS, "loop: training path"),
         {"importance-weights", "ddpg-soft-update", "sum-tree-walk", "n-step-return"},
     ),
+    "attack: forges the reply": (KINDS["attack: forges the reply on every descriptor"][1], {"importance-weights"}),
+    "attack: signals": (KINDS["attack: signals every process it can"][1], {"importance-weights"}),
+    "a symbolic link to the answer key": (KINDS["empty"][1], set(BLANKS)),
 }
+# The answer key, linked beside an empty notebook (`nbgrader submit` copies what the link points to): no file
+# beside the notebook is read, so it earns nothing.
+LINKS = {"a symbolic link to the answer key": {"key.ipynb": student.LESSON}}
 LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
 
 
@@ -75,7 +81,7 @@ def graded(tmp_path_factory):
     course = grading.Course(folder, bin_, jupyter_path)
     course.env["GRADER_CPU"] = "3"  # a loop costs its blank's point after 3 s of processor time instead of 10
     course.release()
-    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()})
+    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()}, LINKS)
     course.commands(
         [
             (("collect", student.ASSIGNMENT), None),
@@ -121,6 +127,9 @@ def test_the_release_is_the_edition_and_holds_no_solution(graded):
     assert "jupytext" not in notebook.metadata
     assert [c.source for c in notebook.cells] == [c.source for c in nbformat.read(student.EDITION, as_version=4).cells]
     assert solutions_in(release) == []
+    # what the self-check needs (`python -m grader`): the edition, beside the grader
+    shipped = nbformat.read(release / "grader" / "edition.json", as_version=4)
+    assert [c.source for c in shipped.cells] == [c.source for c in nbformat.read(student.EDITION, as_version=4).cells]
 
 
 def test_grading_runs_no_student_code_outside_the_checks_and_leaves_no_temporary_files(graded):
