@@ -53,6 +53,7 @@ VARIANTS = {  # what varies between the inputs of one blank's cases, so that a b
     "n-step-return": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}],
     "n-step-flush": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}],
     "learn": [{"double_q": False}, {"double_q": True}],
+    "new-priority": [{"window": 1}, {"window": 2}, {"window": 3}],
 }
 
 
@@ -113,13 +114,14 @@ def _draw(blank: str, rng: np.random.Generator) -> dict:
             "beta": float(rng.uniform(0, 1)),
         }
     if blank == "new-priority":
+        scales = np.sort(rng.uniform(0.1, 5, 8))[::-1]  # TD errors that shrink: a ring that forgets shows
         return {
             "alpha": float(rng.uniform(0.2, 1)),
             "offset": float(rng.uniform(0, 0.5)),
-            "window": int(rng.integers(1, 5)),
+            "window": 2,
             "updates": [
-                (rng.choice(16, int(rng.integers(1, 8)), replace=False), rng.standard_normal(8) * 3)
-                for _ in range(int(rng.integers(2, 7)))
+                (rng.choice(16, int(rng.integers(1, 8)), replace=False), rng.standard_normal(8) * scale)
+                for scale in scales
             ],
             "adds": int(rng.integers(1, 6)),
         }
@@ -270,7 +272,11 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
         torch.manual_seed(x["seed"])
         twin = ns["TwinCriticTarget"](S, A, tuple(x["hidden"]))
         s, a = _tensor(ns, x["s"]), _tensor(ns, x["a"])
-        with torch.no_grad():
+        with torch.no_grad():  # the first head centred on the batch, the second near its mirror image: each
+            twin.q1.out.bias.sub_(twin.q1(s, a).median())  # head is the smaller for about half the transitions
+            twin.q2.load_state_dict(twin.q1.state_dict())
+            twin.q2.out.weight.mul_(-1).add_(0.1 * torch.randn_like(twin.q2.out.weight))
+            twin.q2.out.bias.mul_(-1)
             return {"q": _array(twin(s, a))}
     if blank in ("n-step-return", "n-step-flush"):
         _stand_in(ns, ("NStepAccumulator", "flush" if blank == "n-step-return" else "emit"))
@@ -287,7 +293,9 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
         tree[np.arange(len(x["priorities"]))] = x["priorities"]
         found = tree.find_prefix_sum(x["u"] * tree.total())
         small = np.concatenate([[0.0], x["steps"][0, 1:]])  # a tree of 8 nodes, for single steps
-        steps = [ns["walk_step"](small, node, u) for node, u in zip([1, 2, 3] * 10, x["steps"][:30, 0])]
+        nodes, us = [1, 2, 3] * 10, x["steps"][:30, 0].copy()
+        us[::2] = [small[2 * node] for node in nodes[::2]]  # u on a boundary: exactly the left subtree's sum
+        steps = [ns["walk_step"](small, node, u) for node, u in zip(nodes, us)]
         return {"found": _array(found), "steps": np.array([[float(c), float(u)] for c, u in steps])}
     if blank == "importance-weights":
         return {"w": _array(ns["importance_weights"](x["priorities"].copy(), x["total"], x["size"], x["beta"]))}

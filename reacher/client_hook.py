@@ -8,7 +8,8 @@ When a program imports `unityagents`, the hook changes the client:
   REACHER_CLIENT_TIMEOUT seconds (default 120; a value that is not positive is refused before any launch);
 - a start that fails or is interrupted gives its port back and ends the process it launched;
 - a command the environment refuses (status 500) raises UnityEnvironmentException with its reason;
-- the gRPC server no longer shares its port: a second environment on a busy `worker_id` fails at once.
+- the gRPC server listens on loopback only (the client's own listens on every interface), and no longer
+  shares its port: a second environment on a busy `worker_id` fails at once.
 """
 
 import importlib.abc
@@ -92,7 +93,7 @@ def _patch_communicator(module) -> None:
         self.unity_to_external = module.UnityToExternalServicerImplementation()
         add_UnityToExternalServicer_to_server(self.unity_to_external, self.server)
         try:
-            bound = self.server.add_insecure_port(f"[::]:{self.port}")
+            bound = self.server.add_insecure_port(f"127.0.0.1:{self.port}")  # loopback: no other host drives it
         except RuntimeError:
             bound = 0
         if not bound:

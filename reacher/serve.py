@@ -51,7 +51,7 @@ def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
             file=sys.stderr,
         )
         return 2
-    channel = grpc.insecure_channel(f"localhost:{port}")
+    channel = grpc.insecure_channel(f"127.0.0.1:{port}")  # where the client listens (reacher/client_hook.py)
     try:
         grpc.channel_ready_future(channel).result(timeout=wait)
     except grpc.FutureTimeoutError:

@@ -199,7 +199,7 @@ def test_a_server_killed_mid_run_ends_in_an_error_not_a_hang(tmp_path):
     assert "ENDED UnityEnvironmentException" in done.stdout and "killed by signal 9" in done.stdout, done.stderr[-3000:]
 
 
-def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on(tmp_path):
+def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on_and_listens_on_loopback_only(tmp_path):
     worker = 40 + os.getpid() % 2000
     first = subprocess.Popen(
         [
@@ -226,6 +226,10 @@ def test_a_second_client_on_a_busy_worker_id_is_refused_and_the_first_goes_on(tm
     )
     try:
         assert first.stdout.readline().strip() == "READY"
+        process = psutil.Process(first.pid)
+        connections = getattr(process, "net_connections", process.connections)(kind="inet")
+        listening = {c.laddr for c in connections if c.status == psutil.CONN_LISTEN}
+        assert listening == {("127.0.0.1", 5005 + worker)}, listening  # loopback only: no other host drives it
         second = run_client(tmp_path, worker=worker)
         assert second.returncode != 0
         assert f"(worker_id {worker})" in second.stderr and "in use" in second.stderr, second.stderr[-3000:]
