@@ -212,11 +212,11 @@ def td_target(self, ret=None, s_next=None, disc=None):
 ATTACKS = {
     "forges the reply on every descriptor": """
 import os
-_forged = b'{"outputs": [{"w": {"~array": ["<f8", [1], "AAAAAAAA8D8="]}}]}\n'
+_forged = b'{"outputs": [{"w": {"~array": ["<f8", [1], "AAAAAAAA8D8="]}}]}\\n'
 def importance_weights(priorities, total, size, beta):
     for fd in range(1024):
         try:
-            os.write(fd, _forged * 4)
+            os.write(fd, _forged)
         except OSError:
             pass
     os._exit(0)

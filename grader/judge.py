@@ -31,7 +31,6 @@ import grader
 from grader import cases, sandbox, wire
 
 CPU = float(os.environ.get("GRADER_CPU", 10))  # processor seconds a blank may use (a correct one: about 1)
-WALL = 6 * CPU  # and wall-clock seconds, for code that waits without computing (a busy machine is slower, not 6x)
 MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30  # bytes a blank may allocate on top of the libraries
 START = 180.0  # seconds a sandbox may take to start (torch and the given code, loaded once)
 KEY_BYTES = 1 << 20
@@ -68,7 +67,7 @@ class Sandbox:
     every read bounded in time and size. If it misbehaves it is ended, and the next request starts a new one."""
 
     def __init__(self, given: list[str], cpu: float = CPU, memory: int = MEMORY):
-        self.given, self.limits = given, {"cpu": cpu, "wall": 6 * cpu, "memory": memory}
+        self.given, self.limits = given, {"cpu": cpu, "wall": 3 * cpu, "memory": memory}
         self.process, self.lib, self.buffer = None, None, b""
 
     def start(self) -> None:

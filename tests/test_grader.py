@@ -111,7 +111,7 @@ def attack(name: str, port: int, folder) -> str:
 def test_an_attack_earns_nothing_and_changes_nothing_after_it(judge, listener, tmp_path, name):
     (tmp_path / "answer.txt").write_text("BEGIN SOLUTION weights / weights.max()")
     verdict = judge.grade("importance-weights", attack(name, listener.getsockname()[1], tmp_path))
-    assert not verdict["passed"], verdict
+    assert not verdict["passed"] and "SyntaxError" not in verdict["why"], verdict  # the attack ran, and failed
     with pytest.raises(TimeoutError):  # no connection from the sandbox reached this machine
         listener.accept()
     assert [path.name for path in tmp_path.iterdir()] == ["answer.txt"]
