@@ -11,6 +11,7 @@ temporary course folder. tests/test_nbgrader.py runs the same flow and checks ev
 
 import argparse
 import ast
+import base64
 import json
 import os
 import subprocess
@@ -330,7 +331,8 @@ def importance_weights(priorities, total, size, beta):
 """,
     "leaves files for whatever runs next": """
 import os
-for _path in ("/tmp/left-behind", os.path.expanduser("~/.ipython/profile_default/startup/00-cheat.py"),
+for _path in ("/tmp/left-behind", os.environ.get("TMPDIR", "/tmp") + "/left-behind",
+              os.path.expanduser("~/.ipython/profile_default/startup/00-cheat.py"),
               "/opt/contestant/grader/cases.py", "FOLDER/left-behind", "/dev/shm/left-behind"):
     try:
         os.makedirs(os.path.dirname(_path), exist_ok=True)
@@ -344,7 +346,7 @@ def importance_weights(priorities, total, size, beta):
     "fills the disk": """
 import os
 def importance_weights(priorities, total, size, beta):
-    for folder in ("/tmp", os.path.expanduser("~"), "/", "/dev/shm"):
+    for folder in ("/tmp", os.environ.get("TMPDIR", "/tmp"), os.path.expanduser("~"), "/", "/dev/shm"):
         try:
             with open(os.path.join(folder, "filler"), "wb") as file:
                 for _ in range(1024):
@@ -359,8 +361,10 @@ def importance_weights(priorities, total, size, beta):
 # Files an attack may leave: any of them still there when the next blank is graded is a leak.
 LEFT_BEHIND = (
     "/tmp/left-behind",
-    "/tmp/.ipython/profile_default/startup/00-cheat.py",
+    "/scratch/left-behind",
+    "/scratch/.ipython/profile_default/startup/00-cheat.py",
     "/tmp/filler",
+    "/scratch/filler",
     "/dev/shm/left-behind",
 )
 
@@ -536,10 +540,11 @@ class Course:
             ]
         )
 
-    def submit(self, submissions: dict, links: dict | None = None) -> None:
+    def submit(self, submissions: dict, links: dict | None = None, figures: dict | None = None) -> None:
         """As each student, one per submission ({name: {blank: source}}): fetch the assignment, fill in the
         blanks with the submission's sources, put beside it the symbolic links of `links` ({name: {file name:
-        target}}), submit. Their ids go to `ids`."""
+        target}}) and, as the saved output of the training cell, the PNG of `figures` ({name: bytes}); submit.
+        Their ids go to `ids`."""
         course = ["--course", COURSE_ID, f"--Exchange.root={self.exchange}"]
         homes = {}
         for name in submissions:
@@ -554,6 +559,9 @@ class Course:
                 blank = cell.metadata.get("nbgrader", {}).get("grade_id")
                 if blank in sources and cell.metadata["nbgrader"].get("solution"):
                     cell.source = sources[blank].strip()
+                if name in (figures or {}) and cell.cell_type == "code" and "history = train(" in cell.source:
+                    png = base64.b64encode(figures[name]).decode("ascii")
+                    cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
             nbformat.write(nb, path)
             for link, target in (links or {}).get(name, {}).items():
                 os.symlink(target, path.parent / link)

@@ -143,7 +143,7 @@ def _fork(ns: dict, request: dict, memory: int, cpu: float, wall: float) -> dict
     if status is None or os.WIFSTOPPED(status):
         _, status = os.waitpid(pid, 0)
     _reap_all()
-    for folder in (os.environ.get("TMPDIR", "/tmp"), "/dev/shm"):
+    for folder in (os.environ["TMPDIR"], "/dev/shm"):
         if os.path.isdir(folder):
             _empty(folder)
     if reply is None:

@@ -79,8 +79,12 @@ class Sandbox:
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        self.send({"given": self.given, "limits": self.limits})
-        ready = self.receive(START)
+        try:
+            self.process.stdin.write(wire.encode({"given": self.given, "limits": self.limits}))
+            self.process.stdin.flush()
+            ready = self.receive(START)
+        except OSError as error:
+            ready = {"error": str(error)}
         if ready.get("ready") is not True:
             self.close()
             raise RuntimeError(f"the sandbox did not start: {ready.get('error', ready)}")

@@ -26,6 +26,7 @@ WITHHELD = {
     "    return agent_class\n",
 }
 INSIDE = "/opt/contestant"  # where the sandbox sees `library()`
+SCRATCH = "/scratch"  # its private temporary folder (not /tmp, where the environment may lie, bound read-only)
 CONTESTANT = ("__init__.py", "cases.py", "contestant.py", "wire.py")
 
 
@@ -85,10 +86,10 @@ def command(lib: str) -> list[str]:
             binds += ["--ro-bind", path, path]
     env = {
         "PATH": "/usr/bin:/bin",
-        "HOME": "/tmp",
-        "TMPDIR": "/tmp",
-        "MPLCONFIGDIR": "/tmp",
-        "NUMBA_CACHE_DIR": "/tmp",
+        "HOME": SCRATCH,
+        "TMPDIR": SCRATCH,
+        "MPLCONFIGDIR": SCRATCH,
+        "NUMBA_CACHE_DIR": SCRATCH,
         "OMP_NUM_THREADS": "1",
         "LANG": "C.UTF-8",
     }
@@ -119,11 +120,11 @@ def command(lib: str) -> list[str]:
         "--size",
         str(TMP_BYTES),
         "--tmpfs",
-        "/tmp",
+        SCRATCH,
         "--remount-ro",
         "/",
         "--chdir",
-        "/tmp",
+        SCRATCH,
         "--",
         os.path.join(sys.prefix, "bin", "python3") if sys.prefix != sys.base_prefix else sys.executable,
         "-I",

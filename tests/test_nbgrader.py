@@ -4,6 +4,7 @@ and submit as each student, collect, autograde, feedback and export (benchmarks/
 every kind of submission: each blank's points are what its own code earns, whatever the other blanks do."""
 
 import ast
+import base64
 import csv
 import shutil
 import subprocess
@@ -55,6 +56,8 @@ SUBMISSIONS = {
 }
 # The answer key, linked beside an empty notebook (`nbgrader submit` copies what the link points to): no file
 # beside the notebook is read, so it earns nothing.
+# The reward plot of a student's full run, as the training cell's saved output.
+FIGURE = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 LINKS = {"a symbolic link to the answer key": {"key.ipynb": student.LESSON}}
 LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
 
@@ -81,7 +84,7 @@ def graded(tmp_path_factory):
     course = grading.Course(folder, bin_, jupyter_path)
     course.env["GRADER_CPU"] = "3"  # a loop costs its blank's point after 3 s of processor time instead of 10
     course.release()
-    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()}, LINKS)
+    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()}, LINKS, {"correct": FIGURE})
     course.commands(
         [
             (("collect", student.ASSIGNMENT), None),
@@ -119,6 +122,12 @@ def test_every_submission_is_graded_exported_and_gets_feedback(graded):
     for name, sid in graded.ids.items():
         assert (graded.course / "autograded" / sid / student.ASSIGNMENT / "Continuous_Control.ipynb").exists(), name
         assert list((graded.course / "feedback" / sid / student.ASSIGNMENT).glob("*.html")), name
+
+
+def test_the_students_saved_reward_plot_reaches_the_grader(graded):
+    autograded = graded.course / "autograded" / graded.ids["correct"] / student.ASSIGNMENT / "Continuous_Control.ipynb"
+    [cell] = [c for c in nbformat.read(autograded, as_version=4).cells if "history = train(" in c.source]
+    assert [base64.b64decode(o.data["image/png"]) for o in cell.outputs if "image/png" in o.get("data", {})] == [FIGURE]
 
 
 def test_the_release_is_the_edition_and_holds_no_solution(graded):
