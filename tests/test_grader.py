@@ -208,3 +208,13 @@ def test_a_hand_in_with_a_symbolic_link_is_refused_by_name(tmp_path):
             transformer.grade("importance-weights")
     finally:
         transformer.judge.close()
+
+
+def test_the_command_line_gives_the_points_grading_gives(tmp_path):
+    key = student.write_key(str(tmp_path))
+    assert oct(os.stat(key).st_mode & 0o777) == "0o600"
+    for notebook, code, count in ((student.LESSON, 0, "13 of 13"), (student.EDITION, 1, "0 of 13")):
+        done = subprocess.run(
+            [sys.executable, "-m", "grader", notebook, "--key", key], capture_output=True, text=True, timeout=300
+        )
+        assert done.returncode == code and f"{count} blanks pass (graded)" in done.stdout, done.stdout + done.stderr
