@@ -27,6 +27,7 @@ import traceback
 from grader import cases, wire
 
 REPLY = 64 << 20  # bytes a child's reply may hold
+WALL = 3  # a child's wall-clock bound, in multiples of its CPU bound: for code that waits rather than computes
 
 
 def _error(error: BaseException) -> str:
@@ -199,7 +200,7 @@ def main() -> None:
             return
         request = wire.decode(line)
         seconds = float(request.get("cpu") or cpu)  # a program of the whole lesson may ask for more
-        reply = _fork(ns, request, memory, seconds, 3 * seconds)  # wall time: for code that waits, not computes
+        reply = _fork(ns, request, memory, seconds, WALL * seconds)
         if "raw" in reply:
             protocol_out.write(reply["raw"])
         else:

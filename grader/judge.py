@@ -28,7 +28,7 @@ from pathlib import Path
 import numpy as np
 
 import grader
-from grader import cases, sandbox, wire
+from grader import cases, contestant, sandbox, wire
 
 CPU = float(os.environ.get("GRADER_CPU", 10))  # processor seconds a blank may use (a correct one: about 1)
 MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30  # bytes a blank may allocate on top of the libraries
@@ -54,7 +54,7 @@ def read_key(path: str | Path, blanks: list[str]) -> dict:
 
 def default_key() -> dict | None:
     """The lesson's own blanks, where this is the project (a hand-out has no lesson)."""
-    lesson = sandbox.HERE.parent / "Continuous_Control.ipynb"
+    lesson = grader.HERE.parent / "Continuous_Control.ipynb"
     if not lesson.is_file():
         return None
     import nbformat
@@ -67,7 +67,8 @@ class Sandbox:
     every read bounded in time and size. If it misbehaves it is ended, and the next request starts a new one."""
 
     def __init__(self, given: list[str], cpu: float = CPU, memory: int = MEMORY):
-        self.given, self.limits = given, {"cpu": cpu, "wall": 3 * cpu, "memory": memory}
+        self.given, self.limits = given, {"cpu": cpu, "memory": memory}
+        self.wall = contestant.WALL * cpu + 30  # the contestant's own bound on a child, and a margin
         self.process, self.lib, self.buffer = None, None, b""
 
     def start(self) -> None:
@@ -122,7 +123,7 @@ class Sandbox:
         except (OSError, RuntimeError) as error:
             self.close()
             return {"error": f"the code's sandbox could not be reached: {error}"}
-        return self.receive(bound or self.limits["wall"] + 30)
+        return self.receive(bound or self.wall)
 
     def close(self) -> None:
         if self.process is not None:
@@ -209,9 +210,7 @@ class Judge:
     """Grades each blank of a submission alone (see the module's docstring)."""
 
     def __init__(self, edition=None, key: dict | None = None, cpu: float = CPU, memory: int = MEMORY, seed=None):
-        import nbformat
-
-        self.edition = grader.cells(nbformat.read(str(edition or grader.edition_path()), as_version=4))
+        self.edition = grader.read_edition(edition)
         self.key = default_key() if key is None else key
         self.rng = np.random.default_rng(secrets.randbits(128) if seed is None else seed)
         self.cpu, self.memory = cpu, memory
@@ -224,7 +223,7 @@ class Judge:
         ]
 
     def blanks(self) -> list[str]:
-        return [cell["id"] for cell in self.edition if cell["kind"] == "blank"]
+        return grader.blank_ids(self.edition)
 
     def grade(self, blank: str, source: str | None) -> dict:
         """{"passed": bool, "why": a sentence a student can act on} for the student's `source` of `blank`."""
@@ -240,7 +239,7 @@ class Judge:
         request = {"blank": blank, "source": source, "inputs": inputs}
         self.reference.send({"blank": blank, "source": None, "inputs": inputs})
         got = self.contestant.ask(request)
-        want = self.reference.receive(self.reference.limits["wall"] + 30)
+        want = self.reference.receive(self.reference.wall)
         if "outputs" not in want:
             raise RuntimeError(f"the reference failed on {blank}: {want.get('error')}")
         if "outputs" not in got:
@@ -248,9 +247,11 @@ class Judge:
         got, want = got["outputs"], want["outputs"]
         if not isinstance(got, list) or len(got) != len(want):
             return {"passed": False, "why": "the harness's results are not one a case"}
-        why = None
-        for x, mine, right in zip(inputs, got, want):
-            why = why or (ou_differs(x, mine) if blank == "ou-step" else differs(blank, right, mine))
+        judged = (
+            ou_differs(x, mine) if blank == "ou-step" else differs(blank, right, mine)
+            for x, mine, right in zip(inputs, got, want)
+        )
+        why = next((why for why in judged if why), None)  # the first case that differs
         return {"passed": why is None, "why": why or ""}
 
     def run(self, program: list[dict], first: bool = False, cpu: float | None = None) -> dict:
@@ -279,10 +280,9 @@ def main(argv=None) -> int:
     parser.add_argument("--key", help="the answer key (JSON {blank: source}); without it, the visible checks run")
     args = parser.parse_args(argv)
     sources = grader.blank_sources(nbformat.read(args.notebook, as_version=4))
+    judge = Judge(key={})  # the visible checks need no key
     if args.key:
-        judge = Judge(key=read_key(args.key, grader.blank_ids(grader.read_edition())))
-    else:
-        judge = Judge(key={})  # the visible checks need no key
+        judge.key = read_key(args.key, judge.blanks())
     passed = 0
     try:
         for blank in judge.blanks():
@@ -295,7 +295,7 @@ def main(argv=None) -> int:
                 )["failed"]
                 ok, why = not failed, "; ".join(str(v) for v in failed.values())
             passed += ok
-            print(f"{blank:20s} " + ("passed" if ok else "FAILED  " + why.splitlines()[0] if why else "FAILED"))
+            print(f"{blank:20s} " + ("passed" if ok else f"FAILED  {(why or '?').splitlines()[0]}"))
     finally:
         judge.close()
     print(f"{passed} of {len(judge.blanks())} blanks pass" + (" (graded)" if args.key else " their visible checks"))

@@ -25,7 +25,9 @@ class Transformer:
     """Turns each cell nbgrader sends into what the grading kernel runs (see the module's docstring)."""
 
     def __init__(self, key: str | None, folder: str = "."):
-        self.judge = judge.Judge(key=judge.read_key(key, grader.blank_ids(grader.read_edition())) if key else None)
+        self.judge = judge.Judge()
+        if key:
+            self.judge.key = judge.read_key(key, self.judge.blanks())
         atexit.register(self.judge.close)  # its sandboxes, and their private copies of the code
         edition = self.judge.edition
         self.checks = {c["source"].strip(): c["id"] for c in edition if c["kind"] == "check" and c["id"]}

@@ -93,7 +93,6 @@ def command(lib: str) -> list[str]:
         "OMP_NUM_THREADS": "1",
         "LANG": "C.UTF-8",
     }
-    code = f"import sys; sys.path.insert(0, {INSIDE!r}); from grader import contestant; contestant.main()"
     return [
         bwrap(),
         "--unshare-all",
@@ -124,10 +123,10 @@ def command(lib: str) -> list[str]:
         "--remount-ro",
         "/",
         "--chdir",
-        SCRATCH,
+        INSIDE,  # `python -m` looks here first: the library's packages before the environment's
         "--",
         os.path.join(sys.prefix, "bin", "python3") if sys.prefix != sys.base_prefix else sys.executable,
-        "-I",
-        "-c",
-        code,
+        "-s",
+        "-m",
+        "grader.contestant",
     ]
