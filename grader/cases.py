@@ -272,11 +272,11 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
         torch.manual_seed(x["seed"])
         twin = ns["TwinCriticTarget"](S, A, tuple(x["hidden"]))
         s, a = _tensor(ns, x["s"]), _tensor(ns, x["a"])
-        with torch.no_grad():  # the first head centred on the batch, the second near its mirror image: each
-            twin.q1.out.bias.sub_(twin.q1(s, a).median())  # head is the smaller for about half the transitions
+        with torch.no_grad():  # the first head centred on the batch, the second its mirror image: each head is
+            twin.q1.out.bias.sub_(twin.q1(s, a).median())  # the smaller for half the transitions
             twin.q2.load_state_dict(twin.q1.state_dict())
-            twin.q2.out.weight.mul_(-1).add_(0.1 * torch.randn_like(twin.q2.out.weight))
-            twin.q2.out.bias.mul_(-1)
+            twin.q2.out.weight.neg_()
+            twin.q2.out.bias.neg_()
             return {"q": _array(twin(s, a))}
     if blank in ("n-step-return", "n-step-flush"):
         _stand_in(ns, ("NStepAccumulator", "flush" if blank == "n-step-return" else "emit"))
