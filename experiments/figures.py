@@ -12,7 +12,6 @@ from continuous_control.playback import load_networks, policy_of, render_replay
 from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
 from experiments import report, runs
-from experiments.peers import LABELS as PEER_LABELS
 
 DOC = os.path.join(ROOT, "doc")
 EFFECTS = os.path.join(DOC, "effects.csv")
@@ -41,14 +40,7 @@ def main() -> None:
     report.effects(table).to_csv(EFFECTS)
     report.critic_q().to_csv(CRITIC_Q)
     report.ablations_figure(table).savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
-    peers = table[table.group == "peers"]
-    seeds = sorted(set(peers.seed) & set(table[(table.group == "agent") & (table.variant == "full")].seed))
-    members = {"full": seeds, **{p: sorted(set(peers[peers.variant == p].seed)) for p in PEER_LABELS}}
-    report.curves_figure(
-        {"": members},
-        "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
-        labels={**report.LABELS, **PEER_LABELS},
-    ).savefig(os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
+    report.peers_figure(table).savefig(os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
     print(
         f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
         "doc/peers.png, doc/effects.csv, doc/critic_q.csv"

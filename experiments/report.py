@@ -54,12 +54,13 @@ def layers(net) -> pd.DataFrame:
     return pd.DataFrame.from_dict(rows, orient="index").dropna(axis=1, how="all")
 
 
+ROUNDING = {"mean": 2, "low_95": 2, "high_95": 2, "p": 4, "p_holm": 4}
+
+
 def verdicts(table: pd.DataFrame, variants, measure: str = runs.PRIMARY, **kw) -> pd.DataFrame:
     """`stats.compare` with the variants' labels, rounded for reading."""
     family = stats.compare(table, variants, measure=measure, **kw)
-    return family.rename(index=lambda v: LABELS.get(v, v)).round(
-        {"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2, "level": 4, "p": 4, "p_holm": 4}
-    )
+    return family.rename(index=lambda v: LABELS.get(v, v)).round(ROUNDING)
 
 
 def effects(table: pd.DataFrame) -> pd.DataFrame:
@@ -68,7 +69,7 @@ def effects(table: pd.DataFrame) -> pd.DataFrame:
     agent = set(table[table.group == "agent"].variant)
     variants = [v for v in LABELS if v != "full" and v in agent]
     out = pd.concat({m: stats.compare(table, variants, measure=m) for m in runs.MEASURES}, names=["measure", "variant"])
-    return out.round({"mean": 2, "low": 2, "high": 2, "low_95": 2, "high_95": 2, "level": 4, "p": 4, "p_holm": 4})
+    return out.round(ROUNDING)
 
 
 def summaries(table: pd.DataFrame, variants) -> pd.DataFrame:
@@ -175,20 +176,23 @@ def calibration() -> pd.DataFrame:
 
 
 def interval_figure(family: pd.DataFrame, measure: str = runs.PRIMARY):
-    """Each variant's mean paired difference with its corrected bootstrap interval, coloured by verdict."""
+    """Each variant's mean paired difference with its 95% interval (the sign-flip test inverted), coloured by
+    the verdict, which Holm's correction over the family gives; no interval for fewer than 6 seeds."""
     import matplotlib.pyplot as plt
 
     fig, ax = plt.subplots(figsize=(8, 0.4 * len(family) + 1.2))
     colors = {"better": "C2", "worse": "C3", "no clear difference": "0.5"}
     for y, (_, row) in enumerate(family.iterrows()):
-        ax.plot([row.low, row.high], [y, y], color=colors[row.verdict], lw=3)
+        ax.plot([row.low_95, row.high_95], [y, y], color=colors[row.verdict], lw=3)
         ax.plot(row["mean"], y, "ko", ms=4)
     ax.axvline(0, color="k", lw=0.8, ls="--")
     ax.invert_yaxis()
     ax.set_yticks(range(len(family)), [f"{n} ({r.seeds} seeds)" for n, r in family.iterrows()], fontsize=8)
     ax.set_xlabel(f"{runs.MEASURES[measure][0]}: variant minus full agent, paired by seed")
     ax.set_title(
-        "Mean paired difference, 95% bootstrap interval corrected for the family; green better, red worse", fontsize=9
+        "Mean paired difference and its 95% interval, each comparison alone;\n"
+        "colour: Holm's verdict over the family (green better, red worse, grey no clear difference)",
+        fontsize=9,
     )
     return fig
 
@@ -228,6 +232,7 @@ def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict
             ax.fill_between(c.index, c.min(axis=1), c.max(axis=1), color=line.get_color(), alpha=0.15, lw=0)
         ax.axhline(TARGET_SCORE, color="k", ls="--", lw=1)
         ax.set(title=name, xlabel="episode", ylim=(0, 41))
+        ax.set_ylabel("20-arm mean score")
         ax.grid(alpha=0.3)
         ax.legend(loc="lower right", fontsize=8)
     for ax in axes.flat[len(groups) :]:
@@ -236,17 +241,58 @@ def curves_figure(groups: dict, title: str, episodes: int = WINDOW, labels: dict
     return fig
 
 
-def ablations_figure(table: pd.DataFrame):
-    """Each ablation against the full agent's runs it is paired with (the same seeds and processor)."""
+def ablations_figure(table: pd.DataFrame, measure_window: int = WINDOW):
+    """Each ablation minus the full agent's runs it is paired with (the same seeds and processor), as the
+    primary measure accrues: for each episode E, the paired difference of the means of episodes 1 to E.
+    At E = 100 each line ends at the variant's effect (`mean` in the table of effects), on an axis of its own."""
+    import matplotlib.pyplot as plt
+
+    scores = (
+        pd.concat([runs.episodes("scores.csv", group=g).assign(group=g) for g in ("agent", "processor_check")])
+        .query("episode <= @measure_window")
+        .pivot_table(index="episode", columns=["group", "variant", "seed"], values="mean")
+    )
+    so_far = scores.expanding().mean()
     agent = table[table.group == "agent"]
-    groups = {}
-    for variant in (v for v in LABELS if v != "full" and v in set(agent.variant)):
+    variants = [v for v in LABELS if v != "full" and v in set(agent.variant)]
+    rows = (len(variants) + 1) // 2
+    fig, axes = plt.subplots(rows, 2, figsize=(11, 2.6 * rows + 0.6), squeeze=False, layout="constrained")
+    for ax, variant in zip(axes.flat, variants):
         pairs = stats.paired(table, variant)
-        groups[LABELS[variant]] = {"full": list(zip(pairs.partner, pairs.index)), variant: list(pairs.index)}
+        d = pd.DataFrame(
+            {k: so_far[("agent", variant, k)] - so_far[(partner, "full", k)] for k, partner in pairs.partner.items()}
+        )
+        (line,) = ax.plot(
+            d.index, d.mean(axis=1), color=COLORS[variant], lw=2, label=f"{LABELS[variant]} ({len(d.columns)} seeds)"
+        )
+        ax.fill_between(d.index, d.min(axis=1), d.max(axis=1), color=line.get_color(), alpha=0.15, lw=0)
+        ax.axhline(0, color="k", lw=0.8)
+        ax.set(title=LABELS[variant], xlabel="episode E", ylabel="minus full agent")
+        ax.grid(alpha=0.3)
+        ax.legend(loc="best", fontsize=8)
+    for ax in axes.flat[len(variants) :]:
+        ax.axis("off")
+    fig.suptitle(
+        "Each ablation minus the full agent, paired by seed and processor: mean of episodes 1 to E\n"
+        "mean over the seeds, band from worst to best seed; at E = 100, the effect on the primary measure"
+    )
+    return fig
+
+
+def peers_figure(table: pd.DataFrame):
+    """The full agent's ten seeds and every peer's seeds, on the same 20 arms."""
+    from .peers import LABELS as PEER_LABELS
+
+    full = table[(table.group == "agent") & (table.variant == "full")]
+    peers = table[table.group == "peers"]
+    members = {
+        "full": sorted(full.seed),
+        **{p: sorted(peers[peers.variant == p].seed) for p in PEER_LABELS if p in set(peers.variant)},
+    }
     return curves_figure(
-        groups,
-        "Each ablation against the full agent, paired by seed and processor\n"
-        "mean of the seeds, band from worst to best seed",
+        {"": members},
+        "The agent and Stable-Baselines3's TD3 and SAC on the same 20 arms",
+        labels={**LABELS, **PEER_LABELS},
     )
 
 

@@ -6,27 +6,33 @@
 the same initial weights) and like for like: seed k of the baseline run on the same processor for
 the same results version, since the same seed on two processors differs from episode 1 on. Any other
 pair is refused (`PairError`). On the differences d_k (variant minus baseline):
-- the mean, and a bootstrap interval of the mean (`scipy.stats.bootstrap`, BCa) at the level
-  1 - 0.05 / m for a family of m comparisons (Bonferroni), so that all m hold together with 95%;
-  beside it the plain 95% interval of that comparison alone;
-- the p-value of a sign-flip permutation test (`scipy.stats.permutation_test`, exact: all 2^K
-  flips), which asks only that d_k be symmetric about zero when nothing differs, so one large
-  difference cannot hide ten of the same sign;
+- the mean;
+- the p-value of an exact sign-flip permutation test (all 2^K flips), which asks only that d_k be
+  symmetric about zero when nothing differs, so one large difference cannot hide ten of the same sign;
+- the 95% interval of that comparison alone, `low_95` to `high_95`: every shift m for which the same
+  test of d_k - m gives p >= 0.05 (the test inverted; Hartigan 1969). It is exact and deterministic,
+  and zero lies outside it exactly when p < 0.05. Its ends are subset means of the d_k: with 10 seeds
+  the 25th smallest and the 25th largest of the 1023;
 - Holm's step-down correction over the family (every variant compared on that measure).
 A variant is **better** or **worse** where Holm's p is below 0.05, in the direction of the mean;
-everything else is **no clear difference**, which is never "no effect". With K seeds the smallest
-p a permutation test can give is 2 / 2^K, so three seeds (0.25) can never reach a verdict, and
-fewer than MIN_SEEDS get no interval.
+everything else is **no clear difference**, which is never "no effect". No interval is corrected for
+the family: one can exclude zero where Holm's p, which is, does not reach 0.05. With K seeds the
+smallest p the test can give is 2 / 2^K, so fewer than 6 seeds (0.0625 for 5, 0.25 for 3) can never
+reach a verdict, and get no interval (it would be the whole line).
 
 Learners that share no seed with the agent (the peers) are compared with its ten seeds as two
-samples instead (`unpaired`): an exact two-sample permutation test, Holm over the peers.
+samples instead (`unpaired`): an exact two-sample permutation test (every split of the pooled runs),
+its 95% interval for a shift of the peer's runs inverted the same way, Holm over the peers.
 
 Beside them, rliable's summaries (Agarwal et al. 2021), computed with scipy: the interquartile
 mean of each side and the probability that a run of the variant beats a run of the baseline, each
 with a 95% bootstrap interval.
 """
 
+import itertools
+import math
 import warnings
+from fractions import Fraction
 
 import numpy as np
 import pandas as pd
@@ -35,8 +41,7 @@ from scipy import stats
 from .runs import MEASURES, PRIMARY
 
 ALPHA = 0.05
-RESAMPLES = 9999
-MIN_SEEDS = 5  # fewer give no interval: 3 values have only 10 distinct bootstrap resamples
+RESAMPLES = 9999  # rliable's bootstrap intervals (`summaries`)
 
 
 def holm(p) -> np.ndarray:
@@ -49,8 +54,47 @@ def holm(p) -> np.ndarray:
     return out
 
 
-def interval(statistic, *samples, paired: bool = False, level: float = 1 - ALPHA) -> tuple:
-    """A bootstrap interval (BCa; percentile where BCa is undefined, as for identical values)."""
+def inverted(swaps, scale: float, alpha: float = ALPHA) -> tuple:
+    """An exact permutation test and its interval, from its `swaps`: for each rearrangement but the
+    identity, the shift m at which it ties with the observed statistic (a rearrangement's statistic is
+    at least the observed one exactly when its swap is at most m). Returns p at m = 0 and the closed
+    interval of the m with p >= alpha; (nan, nan) where no data could give p < alpha. A swap within
+    rounding of zero (1e-12 of the data's `scale`) is a tie with the observed statistic, as in scipy."""
+    swaps = np.sort(np.where(np.abs(swaps) <= 1e-12 * scale, 0.0, swaps))
+    total = len(swaps) + 1  # every rearrangement, the identity included
+    p = min(1.0, 2 * (1 + min((swaps <= 0).sum(), (swaps >= 0).sum())) / total)
+    # p(m) >= alpha exactly when at least j swaps lie at or below m and at least j at or above it.
+    j = math.ceil(Fraction(alpha).limit_denominator(10**6) / 2 * total) - 1
+    if j < 1:
+        return p, (np.nan, np.nan)
+    return p, (float(swaps[j - 1]), float(swaps[-j]))
+
+
+def sign_flips(d) -> tuple:
+    """The exact sign-flip test of the mean of d and its interval (`inverted`). Flipping the signs of
+    the set S changes the statistic by -2 sum_S (d - m) / K: its swap is the mean of d over S."""
+    d = np.asarray(d, float)
+    flips = np.array(list(itertools.product((0, 1), repeat=len(d)))[1:], float)  # every nonempty S
+    return inverted(flips @ d / flips.sum(axis=1), np.abs(d).max(initial=0))
+
+
+def splits(x, y) -> tuple:
+    """The exact two-sample permutation test of mean(x) - mean(y) over every split of the pooled runs,
+    and its interval for a shift of x (`inverted`). A split that trades the set A of x's runs for the
+    set B of y's (r of each) has the swap mean(x over A) - mean(y over B)."""
+    x, y = np.asarray(x, float), np.asarray(y, float)
+    n = len(x)
+    into = np.zeros((math.comb(n + len(y), n), n + len(y)), bool)
+    for row, chosen in enumerate(itertools.combinations(range(n + len(y)), n)):
+        into[row, list(chosen)] = True  # the runs that form the first sample
+    r = into[:, n:].sum(axis=1)
+    out, moved = ~into[:, :n], into[:, n:]
+    keep = r > 0  # the identity split trades nothing
+    return inverted(((out @ x - moved @ y)[keep]) / r[keep], np.abs(np.r_[x, y]).max(initial=0))
+
+
+def interval(statistic, *samples, paired: bool = False) -> tuple:
+    """rliable's 95% bootstrap interval (BCa; percentile where BCa is undefined, as for identical values)."""
     rng = np.random.default_rng(0)
     for method in ("BCa", "percentile"):
         with np.errstate(all="ignore"), warnings.catch_warnings():
@@ -61,7 +105,7 @@ def interval(statistic, *samples, paired: bool = False, level: float = 1 - ALPHA
                 n_resamples=RESAMPLES,
                 method=method,
                 paired=paired,
-                confidence_level=level,
+                confidence_level=1 - ALPHA,
                 rng=rng,
                 vectorized=True,
             ).confidence_interval
@@ -131,36 +175,26 @@ def paired(
     return both.assign(d=both.variant - both.baseline)
 
 
-def comparison(pairs: pd.DataFrame, higher_is_better: bool, level: float = 1 - ALPHA) -> dict:
+def comparison(pairs: pd.DataFrame, higher_is_better: bool) -> dict:
     """The numbers of one paired comparison (Holm's p and the verdict come with its family)."""
     d = pairs.d.to_numpy()
     sign = 1 if higher_is_better else -1
-    row = {
+    p, (low, high) = sign_flips(d) if len(d) else (1.0, (np.nan, np.nan))
+    return {
         "seeds": len(d),
         "mean": d.mean(),
-        "low": np.nan,
-        "high": np.nan,
-        "low_95": np.nan,
-        "high_95": np.nan,
-        "p": 1.0,
+        "low_95": low,
+        "high_95": high,
+        "p": p,
         "better_in": int((sign * d > 0).sum()),
         "worse_in": int((sign * d < 0).sum()),
     }
-    if len(d) >= MIN_SEEDS:
-        row["low"], row["high"] = interval(np.mean, d, level=level)
-        row["low_95"], row["high_95"] = interval(np.mean, d)
-    if len(d) >= 2:
-        row["p"] = stats.permutation_test(
-            (d,), np.mean, permutation_type="samples", n_resamples=np.inf, vectorized=True
-        ).pvalue
-    return row
 
 
 def family(rows: dict, measure: str) -> pd.DataFrame:
-    """A family of comparisons on one measure: Holm's p and each verdict. `level` is what each of its
-    intervals `low`-`high` holds alone (1 - 0.05 / m), so that all m hold together with 95%."""
+    """A family of comparisons on one measure: Holm's p and each verdict. Each interval `low_95` to
+    `high_95` is its comparison's alone, uncorrected; the verdict is corrected for the family."""
     out = pd.DataFrame.from_dict(rows, orient="index")
-    out["level"] = 1 - ALPHA / len(out)
     out["p_holm"] = holm(out.p)
     good = (out["mean"] > 0) == MEASURES[measure][1]
     out["verdict"] = np.where(out.p_holm >= ALPHA, "no clear difference", np.where(good, "better", "worse"))
@@ -176,47 +210,32 @@ def compare(
     like: bool = True,
 ) -> pd.DataFrame:
     """One family: each variant against the baseline on one measure, paired, corrected, with verdicts."""
-    level = 1 - ALPHA / len(variants)
     return family(
-        {
-            v: comparison(paired(table, v, baseline, measure, group, like), MEASURES[measure][1], level)
-            for v in variants
-        },
+        {v: comparison(paired(table, v, baseline, measure, group, like), MEASURES[measure][1]) for v in variants},
         measure,
     )
 
 
 def unpaired(table: pd.DataFrame, variants, group: str = "peers", measure: str = PRIMARY) -> pd.DataFrame:
     """Other learners against the full agent's seeds as two samples: a peer's seed k shares neither goals
-    nor weights with the agent's, so nothing pairs them. The difference of means with its bootstrap
-    intervals, the exact two-sample permutation test (every split of the pooled runs), Holm over the family."""
-    level = 1 - ALPHA / len(variants)
+    nor weights with the agent's, so nothing pairs them. The difference of means, the exact two-sample
+    permutation test (every split of the pooled runs) with its inverted 95% interval, Holm over the family."""
     full = table[(table.group == "agent") & (table.variant == "full")][measure].to_numpy()
     sign = 1 if MEASURES[measure][1] else -1
     rows = {}
     for v in variants:
         x = table[(table.group == group) & (table.variant == v)][measure].to_numpy()
+        p, (low, high) = splits(x, full)
         rows[v] = {
             "seeds": len(x),
             "baseline_seeds": len(full),
             "mean": x.mean() - full.mean(),
-            "low": np.nan,
-            "high": np.nan,
-            "low_95": np.nan,
-            "high_95": np.nan,
+            "low_95": low,
+            "high_95": high,
             "better_than": float(improvement(sign * x, sign * full)),
-            "p": stats.permutation_test(
-                (x, full), difference, permutation_type="independent", n_resamples=np.inf, vectorized=True
-            ).pvalue,
+            "p": p,
         }
-        if min(len(x), len(full)) >= 2:
-            rows[v]["low"], rows[v]["high"] = interval(difference, x, full, level=level)
-            rows[v]["low_95"], rows[v]["high_95"] = interval(difference, x, full)
     return family(rows, measure)
-
-
-def difference(x, y, axis=-1):
-    return x.mean(axis) - y.mean(axis)
 
 
 def summaries(table: pd.DataFrame, variant: str, baseline: str = "full", measure: str = PRIMARY) -> dict:

@@ -1,5 +1,6 @@
 """The calibration suite at a fast size (benchmarks/calibration.py, doc/calibration.md): the
-replica against numbers measured on the Unity build, which nothing here was fitted to."""
+replica against numbers measured on the Unity build. The joint model was chosen on these numbers
+(doc/environment.md), so they check that the chosen replica still meets them, not its fidelity."""
 
 import os
 

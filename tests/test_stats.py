@@ -13,7 +13,7 @@ import pytest
 from scipy import stats as sp
 
 from continuous_control.provenance import ROOT
-from experiments import runs, stats
+from experiments import report, runs, stats
 from experiments.variants import LABELS
 
 
@@ -65,14 +65,14 @@ def test_ten_of_ten_lower_with_one_large_difference_is_worse():
     variant = full - np.r_[np.full(9, 0.8), 8.66]
     row = stats.compare(table_of(full, variant), ["v"]).loc["v"]
     assert row.p == pytest.approx(2 / 1024) and row.worse_in == 10 and row.verdict == "worse"
-    assert row.high < 0
+    assert row.high_95 < 0
 
 
 def test_mixed_signs_are_no_clear_difference_and_three_seeds_never_decide():
     row = stats.compare(table_of([35, 34, 36, 35, 34, 36], [35.5, 33.6, 36.2, 34.7, 34.3, 35.8]), ["v"]).loc["v"]
     assert row.verdict == "no clear difference"
     three = stats.compare(table_of([35, 35, 35], [30, 31, 29]), ["v"]).loc["v"]
-    assert three.p == pytest.approx(0.25) and three.verdict == "no clear difference" and np.isnan(three.low)
+    assert three.p == pytest.approx(0.25) and three.verdict == "no clear difference" and np.isnan(three.low_95)
 
 
 def test_on_a_measure_where_lower_is_better_earlier_is_better():
@@ -84,14 +84,84 @@ def test_holm_adjusts_in_step_down_order():
     np.testing.assert_allclose(stats.holm([0.01, 0.04, 0.03, 0.2]), [0.04, 0.09, 0.09, 0.2])
 
 
-def test_the_interval_widens_with_the_family():
+def test_the_interval_is_the_comparisons_own_whatever_the_family():
+    """No interval is corrected for the family: a second variant changes Holm's p, not the interval."""
     rng = np.random.default_rng(2)
     full = 35 + rng.normal(0, 1, 10)
     t = table_of(full, full - 1 + rng.normal(0, 1, 10))
     alone = stats.compare(t, ["v"]).loc["v"]
     t = pd.concat([t, t[t.variant == "v"].assign(variant="w")])
     two = stats.compare(t, ["v", "w"]).loc["v"]
-    assert two.low < alone.low and two.high > alone.high and two["mean"] == alone["mean"]
+    assert (two.low_95, two.high_95, two["mean"]) == (alone.low_95, alone.high_95, alone["mean"])
+    assert two.p_holm == pytest.approx(min(1, 2 * alone.p)) and "low" not in two and "level" not in two
+
+
+def scipy_p(d, m=0.0):
+    return sp.permutation_test((np.asarray(d) - m,), np.mean, permutation_type="samples", n_resamples=np.inf).pvalue
+
+
+def scipy_p_two(x, y, m=0.0):
+    return sp.permutation_test(
+        (np.asarray(x) - m, y), lambda a, b, axis=-1: a.mean(axis) - b.mean(axis), n_resamples=np.inf, vectorized=True
+    ).pvalue
+
+
+def made_up_samples():
+    rng = np.random.default_rng(7)
+    samples = [rng.normal(mu, 1, k) for k in (6, 8, 10) for mu in (0.0, 0.5, 1.5)]
+    return samples + [np.r_[np.full(9, -0.8), -8.66], np.r_[np.full(5, 0.3), -0.1, 0.2, 2.0, -1.0, 0.4]]
+
+
+def saved_differences():
+    table = runs.load()
+    agent = set(table[table.group == "agent"].variant)
+    return [
+        stats.paired(table, v, measure=m).d.to_numpy()
+        for m in runs.MEASURES
+        for v in LABELS
+        if v != "full" and v in agent
+    ]
+
+
+def assert_agrees(p, low, high, test, seeds_enough=True):
+    """Zero outside [low, high] exactly when p < 0.05, and [low, high] is every shift the test keeps:
+    scipy's own test, run afresh, keeps each end and rejects just beyond it."""
+    if not seeds_enough:
+        assert np.isnan(low) and np.isnan(high) and p >= 0.05
+        return
+    assert (low > 0 or high < 0) == (p < 0.05)
+    assert test(0.0) == pytest.approx(p)
+    step = 1e-9 * max(1.0, abs(low), abs(high))
+    assert test(low) >= 0.05 and test(high) >= 0.05 and test(low - step) < 0.05 and test(high + step) < 0.05
+
+
+@pytest.mark.parametrize("source", ["made up", "saved"])
+def test_the_95_interval_agrees_with_its_own_test(source):
+    samples = made_up_samples() if source == "made up" else saved_differences()
+    decided = 0
+    for d in samples:
+        p, (low, high) = stats.sign_flips(d)
+        assert_agrees(p, low, high, lambda m, d=d: scipy_p(d, m), len(d) >= 6)
+        decided += p < 0.05
+    assert 0 < decided < len(samples)  # both cases occur
+    x, y = np.array([30.0, 31.0, 36.0]), np.array([35, 34, 36, 35, 34, 36, 33, 37, 35, 34.5])
+    p, (low, high) = stats.splits(x, y)
+    assert_agrees(p, low, high, lambda m: scipy_p_two(x, y, m))
+
+
+def test_the_95_interval_is_deterministic_and_exact():
+    """No resampling: the same numbers whatever the random state, and in any order of the seeds."""
+    d = made_up_samples()[4]
+    first = stats.sign_flips(d)
+    np.random.seed(123)
+    np.random.default_rng(5).normal(size=100)
+    assert stats.sign_flips(d) == first == stats.sign_flips(d[::-1])
+    table = runs.load()
+    assert report.effects(table).equals(report.effects(table))
+    # with 10 seeds the ends are the 25th smallest and 25th largest of the 1023 subset means
+    k = np.arange(1, 11, dtype=float)
+    means = sorted(np.mean(c) for r in range(1, 11) for c in itertools.combinations(k, r))
+    assert stats.sign_flips(k)[1] == pytest.approx((means[24], means[-25]))
 
 
 def test_the_probability_of_improvement_counts_pairs_of_runs():
@@ -140,14 +210,7 @@ def test_every_verdict_interval_and_p_of_the_primary_family_recomputes_from_the_
         assert row.p == pytest.approx(p[v]) and row.p_holm == pytest.approx(holm[v])
         good = d[v].mean() > 0
         assert row.verdict == ("no clear difference" if holm[v] >= 0.05 else "better" if good else "worse")
-        if len(d[v]) >= stats.MIN_SEEDS:  # another resampling: the same interval to within its noise
-            ci = sp.bootstrap(
-                (d[v],),
-                np.mean,
-                confidence_level=1 - 0.05 / len(family),
-                method="BCa",
-                n_resamples=20_000,
-                rng=np.random.default_rng(123),
-            ).confidence_interval
-            width = ci.high - ci.low
-            assert abs(row.low - ci.low) < 0.1 * width and abs(row.high - ci.high) < 0.1 * width
+        if len(d[v]) >= 6:  # the interval: every shift the test, run afresh by scipy, does not reject
+            assert_agrees(row.p, row.low_95, row.high_95, lambda m, x=d[v]: scipy_p(x, m))
+        else:
+            assert np.isnan(row.low_95) and np.isnan(row.high_95)
