@@ -124,6 +124,17 @@ def test_beta_stays_below_one_through_episode_100():
     assert round(0.4 + 0.6 * 100 * 1001 / 110_000, 3) == 0.946
 
 
+def test_prioritized_replay_replays_more_of_the_buffer_and_draws_new_transitions_more_often():
+    """Report section 5, on the table it shows (the range over each variant's seeds)."""
+    use = report.replay_use()
+    assert use.loc["full", ("never replayed %", "max")] < use.loc["uniform", ("never replayed %", "min")]
+    assert (
+        use.loc["full", ("newest drawn / stored", "min")] > 1
+        and use.loc["full", ("new priority / mean |TD|", "min")] > 10
+    )
+    assert use.loc["mean_priority", "newest drawn / stored"].round(1).eq(1.0).all()
+
+
 def test_no_rule_for_new_priorities_differs_clearly_from_uniform_replay_like_for_like(table):
     same = table[table.processor.isin(table[table.variant == "uniform"].processor)]
     family = stats.compare(same, ["full", "all_time_max_priority", "mean_priority"], baseline="uniform")
@@ -222,3 +233,8 @@ def test_runs_are_not_bit_for_bit_the_same_across_processor_kinds(table):
     full = table[(table.group == "agent") & (table.variant == "full")].set_index("seed").processor
     check = table[table.group == "processor_check"].set_index("seed").processor
     assert (full[pairs.index] != check[pairs.index]).all() and (pairs.d != 0).all()
+    first = {
+        g: runs.episodes("scores.csv", group=g).query("variant == 'full' and episode == 1").set_index("seed")["mean"]
+        for g in ("agent", "processor_check")
+    }
+    assert (first["agent"] != first["processor_check"]).all()  # Report section 4: "differs from episode 1 on"

@@ -330,8 +330,10 @@ made.groupby(["group", "processor"]).seed.size()
 report.replay_use()
 
 # %% [markdown]
-# Prioritized replay shrinks the backlog of transitions never replayed, and new transitions, which
-# enter at many times the mean $|\delta|$, are drawn first. Whether any of the rules for a new
+# With the full agent's rule for a new transition's priority, prioritized replay leaves less of the
+# buffer never replayed than uniform replay does, and new transitions, which enter at many times the
+# mean $|\delta|$, are drawn more often than their share of the buffer; at the mean priority they are
+# drawn about as uniform replay draws them. Whether any of the rules for a new
 # transition's priority beats uniform replay, each paired with it seed by seed, like for like: uniform
 # replay ran on one kind of processor, so only the seeds run there take part. None is clearly better or
 # worse than uniform replay. The largest priority ever (Schaul et al.'s rule) has only 4 seeds there, and
