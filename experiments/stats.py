@@ -15,10 +15,11 @@ pair is refused (`PairError`). On the differences d_k (variant minus baseline):
   the 25th smallest and the 25th largest of the 1023;
 - Holm's step-down correction over the family (every variant compared on that measure).
 A variant is **better** or **worse** where Holm's p is below 0.05, in the direction of the mean;
-everything else is **no clear difference**, which is never "no effect". No interval is corrected for
-the family: one can exclude zero where Holm's p, which is, does not reach 0.05. With K seeds the
-smallest p the test can give is 2 / 2^K, so fewer than 6 seeds (0.0625 for 5, 0.25 for 3) can never
-reach a verdict, and get no interval (it would be the whole line).
+everything else is **no clear difference**, which is never "no effect". Holm's p is corrected for
+the family and no interval is, so an interval can exclude zero where the verdict is no clear
+difference: the interval is of one comparison alone. With K seeds the smallest p the test can give
+is 2 / 2^K, so fewer than 6 seeds (0.0625 for 5, 0.25 for 3) can never reach a verdict, and get no
+interval (it would be the whole line).
 
 Learners that share no seed with the agent (the peers) are compared with its ten seeds as two
 samples instead (`unpaired`): an exact two-sample permutation test (every split of the pooled runs),
