@@ -1,8 +1,10 @@
 """What the lesson uses but does not teach, so that a reader of Continuous_Control.ipynb never has
-to open it: the seed streams and the input checks (config.py), the GPU's path (devices.py), checkpoints
-and resume (checkpoints.py), a run's bookkeeping (training.py), its result files (results.py), the
-progress display (progress.py), figures (figures.py) and replays of a trained policy (playback.py);
-networks.py moves the networks and caches numba's compilations. The report's variants and ablations
+to open it: the acting copies of the policy (behaviour.py), the sum tree's array and compiled loops
+(sumtree.py), the seed streams and the input checks (config.py), the GPU's path (devices.py),
+checkpoints and resume (checkpoints.py), a run's bookkeeping (training.py), its result files
+(results.py), the progress display (progress.py), figures (figures.py), replays of a trained policy
+(playback.py) and the checks' stand-ins (probes.py); networks.py moves the networks and caches numba's
+compilations. The report's variants and ablations
 are experiments/'s.
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
@@ -16,7 +18,10 @@ where a run ran, the code's version) imports without torch.
 import importlib
 
 _MODULES = {
+    "ActionNoise": "behaviour",
+    "Behaviour": "behaviour",
     "Networks": "networks",
+    "SumTree": "sumtree",
     "TrainingRun": "training",
     "check_config": "config",
     "code_fingerprint": "checkpoints",

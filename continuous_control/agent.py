@@ -9,9 +9,6 @@ Do not edit: edit the notebook, then export (`make export`). Each block below na
 from dataclasses import asdict, dataclass
 
 
-import numba
-
-
 import numpy as np
 
 
@@ -25,11 +22,13 @@ import torch.nn.functional as F
 
 
 from continuous_control import (
+    ActionNoise,
+    Behaviour,
     Networks,
+    SumTree,
     TrainingRun,
     check_config,
     code_fingerprint,
-    compiled,
     for_device,
     refuse_non_finite,
     seed_streams,
@@ -40,13 +39,13 @@ from continuous_control import (
 @dataclass
 class Config:
     seed: int = 0
-    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (6.2)."""
+    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (3.3)."""
     device: str = "cpu"
-    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 6.2."""
+    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 7.1."""
     gamma: float = 0.99
     """Discount factor."""
     n_step: int = 5
-    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 3."""
+    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 4."""
     n_step_ramp: int = 4
     """Episodes at each n on the way up: n = 1 in episodes 1-4, 2 in 5-8, ..., then `n_step` (0: no ramp)."""
     buffer_size: int = 1_000_000
@@ -56,7 +55,7 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 6.2."""
+    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 3.3."""
     learn_every_until: int = 20
     """The last episode that learns every `learn_every` steps; later episodes learn every `learn_every_later`."""
     learn_every_later: int = 8
@@ -72,7 +71,7 @@ class Config:
     grad_clip: float = 1.0
     """Largest norm of the critic's gradient."""
     alpha: float = 0.5
-    """Prioritization exponent; 0 gives uniform replay, section 4."""
+    """Prioritization exponent; 0 gives uniform replay, section 5."""
     beta_start: float = 0.4
     """Importance-sampling exponent at the start, annealed linearly to 1."""
     beta_steps: int = 110_000
@@ -80,9 +79,11 @@ class Config:
     priority_offset: float = 1e-3
     """c in p = |TD error| + c: no transition's priority is zero."""
     priority_window: int = 100
-    """New transitions get the largest priority of the last `priority_window` updates, section 4.2."""
+    """New transitions get the largest priority of the last `priority_window` updates, section 5.2."""
     noisy_sigma0: float = 0.5
     """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
+    action_noise: float = 0.2
+    """Spread of plain DDPG's Ornstein-Uhlenbeck action noise, section 3.1."""
     ou_kappa: float = 0.15
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     clipped_double_q: bool = False
@@ -159,15 +160,7 @@ class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        actor: nn.Module,
-        actor_target: nn.Module,
-        critic: nn.Module,
-        critic_target: nn.Module,
-        state_size: int,
-    ):
+    def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
         self.actor = actor
         self.actor_target = actor_target
@@ -248,7 +241,185 @@ class TwinCriticTarget(TwinCritic):
         return torch.minimum(self.q1(state, action), self.q2(state, action))
 
 
-# --- 3. n-step targets ---
+# --- 3.1 Noise correlated in time ---
+class OrnsteinUhlenbeck:
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
+    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+
+    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
+        self.kappa = kappa
+        self.scale = scale
+        self.generator = generator
+        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
+
+    def sample(self) -> torch.Tensor:
+        """The process's next state, kept in self.state and returned."""
+        xi = torch.randn(self.state.shape, generator=self.generator)
+        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+        return self.state
+
+
+# --- 3.2 A replay buffer ---
+class UniformReplay:
+    """Replay of transitions (s, a, R, s', discount), each row drawn equally often."""
+
+    def __init__(self, capacity: int, state_size: int, action_size: int, rng: np.random.Generator):
+        self.capacity = capacity
+        self.rng = rng
+        self.states = np.zeros((capacity, state_size), np.float32)
+        self.actions = np.zeros((capacity, action_size), np.float32)
+        self.returns = np.zeros(capacity, np.float32)
+        self.next_states = np.zeros((capacity, state_size), np.float32)
+        self.discounts = np.zeros(capacity, np.float32)
+        self.next = 0  # the row the next transition goes to
+        self.size = 0  # transitions stored
+
+    def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
+        """Store a batch of transitions over the oldest; return the rows they went to."""
+        idx = (self.next + np.arange(len(returns))) % self.capacity
+        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
+        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+        return idx
+
+    def rows(self, idx: np.ndarray) -> tuple:
+        return tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
+
+    def sample(self, batch: int):
+        """Indices, weights (all 1) and the batch: one row from each of `batch` equal segments of the rows."""
+        u = (np.arange(batch) + self.rng.random(batch)) * (self.size / batch)
+        idx = np.minimum(u.astype(np.int64), self.size - 1)
+        return idx, np.ones(batch, np.float32), self.rows(idx)
+
+
+# --- 3.3 The agent ---
+class DDPGAgent(DDPG):
+    """Plain DDPG (2) for all arms at once: OU action noise (3.1), uniform replay (3.2), one-step targets."""
+
+    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
+        seeds = seed_streams(cfg.seed)
+        self.cfg = cfg
+        self.sizes = (num_agents, state_size, action_size)
+        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
+        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the exploration noise
+        torch.manual_seed(seeds["weights"])
+        super().__init__(cfg, self.make_actor(), self.make_actor(), *self.make_critics(), state_size)
+        self.behaviour = self.make_behaviour()
+        self.memory = self.make_memory()
+        self.observers = []  # the package's diagnostics, told of each storage and update
+        self.steps = 0
+        self.updates = 0
+        self.to(cfg.device)
+
+    def make_actor(self) -> nn.Module:
+        return Actor(*self.sizes[1:], self.cfg.hidden)
+
+    def make_critics(self) -> tuple:
+        critic, target = (TwinCritic, TwinCriticTarget) if self.cfg.clipped_double_q else (Critic, Critic)  # 2.3
+        return critic(*self.sizes[1:], self.cfg.hidden), target(*self.sizes[1:], self.cfg.hidden)
+
+    def make_behaviour(self) -> nn.Module:
+        noise = OrnsteinUhlenbeck(self.sizes[::2], self.cfg.ou_kappa, self.cfg.action_noise, self.gen)
+        return ActionNoise(self, Actor(*self.sizes[1:], self.cfg.hidden), noise)
+
+    def make_memory(self):
+        return UniformReplay(self.cfg.buffer_size, *self.sizes[1:], self.rng)
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s learning interval, and its first policy."""
+        cfg = self.cfg
+        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
+        self.behaviour.refresh()
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: no noise
+        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
+
+    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
+        if not done:
+            self.behaviour.refresh()  # the next step's policy, before this step's update
+        self.norm.update(self.tensor(states))
+        transitions = self.transitions(states, actions, rewards, next_states, done)
+        if transitions is not None:
+            idx = self.memory.add(*transitions)
+            for observer in self.observers:
+                observer.on_add(idx)
+        self.steps += 1
+        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
+            out = self.learn()
+            for observer in self.observers:
+                observer.on_update(out)
+
+    def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
+        """This step's one-step transitions, one per arm, or None for the done step."""
+        if done:
+            return None
+        return states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32)
+
+    def replay_batch(self) -> tuple:
+        """(indices, weights, arrays) of one batch: uniform here; section 5 samples by priority."""
+        return self.memory.sample(self.cfg.batch_size)
+
+    def after_critic(self, idx: np.ndarray, td: torch.Tensor) -> None:
+        """Between the critic's step and the actor's: nothing here; sections 5 and 6 fill it in."""
+
+    def learn(self) -> dict:
+        """One update of the networks on a batch from the replay (2.2)."""
+        idx, weights, batch = self.replay_batch()
+        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+        s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
+        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+        self.after_critic(idx, td)
+        actor_loss = self.update_actor(s)
+        self.update_targets()
+        self.updates += 1
+        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
+
+
+# --- 3.4 The training loop, and plain DDPG trained ---
+def train(
+    cfg: Config,
+    env,
+    run_dir: str,
+    max_episodes: int = 200,
+    stop_when_solved: bool = True,
+    resume: bool = False,
+    live: bool = True,
+    agent_class: type | None = None,
+    **bookkeeping,
+) -> dict:
+    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`: the
+    full `Agent` (section 7) unless given: `DDPGAgent`, or a variant (the report's ablations)."""
+    brain_name = env.brain_names[0]
+    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
+        env.seed(seed_streams(cfg.seed)["goals"])
+    states = env.reset(train_mode=True)[brain_name].vector_observations
+    num_agents, state_size = states.shape
+    agent_class = for_device(agent_class or Agent, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
+    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
+    for episode in range(run.start(resume), max_episodes + 1):
+        states = env.reset(train_mode=True)[brain_name].vector_observations
+        agent.begin_episode(episode)  # n, and how often to learn, this episode
+        scores = np.zeros(num_agents)
+        while True:
+            actions = agent.act(states)  # every arm at once, with exploration
+            env_info = env.step(actions)[brain_name]
+            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
+            done = any(env_info.local_done)
+            agent.step(states, actions, rewards, next_states, done)  # store, and learn
+            scores += rewards
+            states = next_states
+            if done:
+                break
+        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
+            break
+    return run.finish()  # result files in run_dir
+
+
+# --- 4. n-step targets ---
 class NStepAccumulator:
     """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
 
@@ -296,7 +467,50 @@ class NStepAccumulator:
         return tuple(np.concatenate(column, dtype=np.float32) for column in zip(*rows))
 
 
-# --- 4.1 Sampling by priority, with a sum tree ---
+class Agent(DDPGAgent):
+    """Plain DDPG's agent (3.3) with n-step targets (4), prioritized replay (5) and NoisyNet (6)."""
+
+    nstep = None  # the n-step window, made by begin_episode
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s n (growing from 1), then its learning interval and first policy (3.3)."""
+        cfg = self.cfg
+        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
+        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
+            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
+        super().begin_episode(episode)
+
+    def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
+        """What the n-step window emits: nothing, one transition per arm, or at the episode's end the rest."""
+        return self.nstep.push(states, actions, rewards, next_states, done)
+
+    def make_memory(self):
+        cfg = self.cfg
+        return PrioritizedReplay(
+            cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
+        )
+
+    def beta(self) -> float:
+        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+
+    def replay_batch(self) -> tuple:
+        """(indices, importance weights, arrays) of a batch drawn by priority, at this step's beta."""
+        return self.memory.sample(self.cfg.batch_size, self.beta())
+
+    def make_actor(self) -> nn.Module:
+        return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
+
+    def make_behaviour(self) -> nn.Module:
+        noise = OrnsteinUhlenbeck(self.actor.noise_size, self.cfg.ou_kappa, 1.0, self.gen)  # epsilon_t (3.1)
+        return Behaviour(self, Actor(*self.sizes[1:], self.cfg.hidden), noise)
+
+    def after_critic(self, idx: np.ndarray, td: torch.Tensor) -> None:
+        """The sampled transitions' new priorities (5.2), then fresh noise for the actor's step: sigma learns too."""
+        self.memory.update_priorities(idx, td.cpu().numpy())
+        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
+
+
+# --- 5.1 Sampling by priority, with a sum tree ---
 def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
     """(child, u within the child's sum), one level down from `node`."""
     left = tree[2 * node]
@@ -305,94 +519,23 @@ def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
     return 2 * node, u
 
 
-@numba.njit
-def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
-    """Write each leaf, then recompute its ancestors from their children, up to the root."""
-    for k in range(len(index)):
-        node = index[k] + leaves
-        tree[node] = values[k]
-        node //= 2
-        while node >= 1:
-            tree[node] = tree[2 * node] + tree[2 * node + 1]
-            node //= 2
+# --- 5.2 Importance weights, and the buffer ---
+class PrioritizedReplay(UniformReplay):
+    """The replay of 3.2, sampled by priority."""
 
-
-@numba.njit
-def tree_find(tree: np.ndarray, leaves: int, levels: int, values: np.ndarray, step) -> np.ndarray:
-    """For each prefix sum u: walk down from the root, one `step` per level, to a leaf."""
-    found = np.empty(len(values), np.int64)
-    for k in range(len(values)):
-        node, u = 1, values[k]
-        for _ in range(levels):
-            node, u = step(tree, node, u)
-        found[k] = node - leaves
-    return found
-
-
-class SumTree:
-    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
-
-    def __init__(self, capacity: int):
-        self.leaves = 1 << max(0, capacity - 1).bit_length()  # M: a power of two >= capacity
-        self.levels = self.leaves.bit_length() - 1
-        self.tree = np.zeros(2 * self.leaves)
-
-    def __getitem__(self, index):
-        return self.tree[np.asarray(index) + self.leaves]
-
-    def __setitem__(self, index, values):
-        index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
-        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
-
-    def total(self) -> float:
-        """The sum of all leaves: the root."""
-        return self.tree[1]
-
-    def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
-        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(
-            self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64), compiled(walk_step)
-        )  # the package's numba cache: one compilation per definition
-
-
-# --- 4.2 Importance weights, and the buffer ---
-class PrioritizedReplay:
-    """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
-
-    def __init__(
-        self,
-        capacity: int,
-        state_size: int,
-        action_size: int,
-        alpha: float,
-        offset: float,
-        rng: np.random.Generator,
-        window: int = 1,
-    ):
-        self.capacity = capacity
+    def __init__(self, capacity, state_size, action_size, alpha: float, offset: float, rng, window: int = 1):
+        super().__init__(capacity, state_size, action_size, rng)
         self.alpha = alpha
         self.offset = offset
-        self.rng = rng
         self.window = window
-        self.states = np.zeros((capacity, state_size), np.float32)
-        self.actions = np.zeros((capacity, action_size), np.float32)
-        self.returns = np.zeros(capacity, np.float32)
-        self.next_states = np.zeros((capacity, state_size), np.float32)
-        self.discounts = np.zeros(capacity, np.float32)
-        self.priorities = SumTree(capacity)  # holds p_i^alpha
+        self.priorities = SumTree(capacity, walk_step)  # holds p_i^alpha
         self.recent = np.ones(window)  # the largest p_i of each of the last `window` updates
-        self.next = 0  # the row the next transition goes to
-        self.size = 0  # transitions stored
         self.updates = 0  # updates of the priorities so far
 
     def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
-        """Store a batch of transitions over the oldest; return the rows they went to."""
-        idx = (self.next + np.arange(len(returns))) % self.capacity
-        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
-        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        """Store a batch of transitions over the oldest, at the entry priority; return their rows."""
+        idx = super().add(states, actions, returns, next_states, discounts)
         self._set_priority(idx, np.full(len(idx), self.entry_priority))
-        self.next = (self.next + len(idx)) % self.capacity
-        self.size = min(self.size + len(idx), self.capacity)
         return idx
 
     def sample(self, batch: int, beta: float):
@@ -401,10 +544,7 @@ class PrioritizedReplay:
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
         weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        batch_arrays = tuple(
-            x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts)
-        )
-        return idx, weights.astype(np.float32), batch_arrays
+        return idx, weights.astype(np.float32), self.rows(idx)
 
     @property
     def entry_priority(self) -> float:
@@ -415,7 +555,7 @@ class PrioritizedReplay:
         self.priorities[idx] = priorities**self.alpha
 
     def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
-        """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+        """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
         priorities = np.abs(td_errors) + self.offset
         self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
         self.updates += 1
@@ -423,12 +563,12 @@ class PrioritizedReplay:
 
 
 def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
-    """The batch's importance weights, the largest of them 1 (4.2)."""
+    """The batch's importance weights, the largest of them 1 (5.2)."""
     weights = (size * priorities / total) ** -beta
     return weights / weights.max()
 
 
-# --- 5.1 Noisy layers ---
+# --- 6.1 Noisy layers ---
 def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
     """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
     return eps.sign() * eps.abs().sqrt()
@@ -466,14 +606,14 @@ class NoisyLinear(nn.Module):
         return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
 
     def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+        """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (6.1)."""
         return (
             torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
             torch.addcmul(self.bias_mean, self.bias_sigma, f_out),
         )
 
 
-# --- 5.2 The noisy actor, and noise correlated in time ---
+# --- 6.2 The noisy actor ---
 class NoisyActor(Actor):
     """The actor with NoisyLinear layers (`layer`), one noise sample for a whole batch."""
 
@@ -491,186 +631,3 @@ class NoisyActor(Actor):
             buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
             for buffer, part in zip(buffers, f):
                 buffer.copy_(part)  # copy_ also moves it to the buffer's device and dtype
-
-    @torch.no_grad()
-    def draw(self, eps: torch.Tensor, into: Actor) -> None:
-        """Write into the plain actor `into` the weights of one noise sample (`noise_size` numbers;
-        zeros give the mean weights): `into` then acts as this actor with that noise."""
-        f = signed_sqrt(eps.to(self.layers[0].weight_mean)).split(self.sizes)
-        for k, (layer, plain) in enumerate(zip(self.layers, into.layers)):
-            weight, bias = layer.noisy_weights(f[2 * k], f[2 * k + 1])
-            plain.weight.copy_(weight)
-            plain.bias.copy_(bias)
-
-
-class OrnsteinUhlenbeck:
-    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
-    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
-
-    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
-        self.kappa = kappa
-        self.scale = scale
-        self.generator = generator
-        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
-
-    def sample(self) -> torch.Tensor:
-        """The process's next state, kept in self.state and returned."""
-        xi = torch.randn(self.state.shape, generator=self.generator)
-        self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
-        return self.state
-
-
-# --- 6.1 The behaviour policy ---
-class Behaviour(nn.Module):
-    """What acts: a copy of the learner's normaliser, and its actor's weights under this step's noise."""
-
-    def __init__(self, cfg: Config, learner: DDPG, actor: Actor, generator: torch.Generator):
-        super().__init__()
-        self.learner = learner
-        self.norm = Normalizer(learner.norm.mean.numel())
-        self.actor = actor.requires_grad_(False)
-        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)  # epsilon_t (5.2)
-
-    @torch.no_grad()
-    def refresh(self) -> None:
-        """Copy the learner's state statistics, and draw its actor's weights with the next noise sample."""
-        for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
-            copy.copy_(source)
-        self.learner.actor.draw(self.noise.sample(), into=self.actor)
-
-    @torch.inference_mode()  # no_grad, and none of autograd's bookkeeping (version counters) either
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return self.actor(self.norm(states)).clamp(-1, 1)
-
-    @torch.no_grad()
-    def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
-        """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
-        self.learner.actor.set_noise(None)  # the mean weights; learn() draws fresh noise before using it
-        return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
-
-
-# --- 6.2 The agent: all of it together ---
-class Agent(DDPG):
-    """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
-
-    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        seeds = seed_streams(cfg.seed)
-        self.cfg = cfg
-        self.sizes = (num_agents, state_size, action_size)
-        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
-        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the actor's noise
-        torch.manual_seed(seeds["weights"])
-        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)  # 2.3
-        super().__init__(
-            cfg,
-            self.make_actor(),
-            self.make_actor(),
-            critic(state_size, action_size, cfg.hidden),
-            target(state_size, action_size, cfg.hidden),
-            state_size,
-        )
-        self.behaviour = self.make_behaviour()
-        self.memory = self.make_memory()
-        self.observers = []  # things told of each storage and update: on_add(idx), on_update(out)
-        self.nstep = None
-        self.steps = 0
-        self.updates = 0
-        self.to(cfg.device)
-
-    def make_actor(self) -> nn.Module:  # the parts a variant of this agent (the report's ablations) may swap
-        return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
-
-    def make_behaviour(self) -> nn.Module:  # 6.1: acts with a plain actor, drawn from the noisy one
-        return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
-
-    def make_memory(self):
-        cfg = self.cfg
-        return PrioritizedReplay(
-            cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
-        )
-
-    def begin_episode(self, episode: int) -> None:
-        """Episode `episode`'s n (growing from 1), learning interval and first policy."""
-        cfg = self.cfg
-        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
-        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
-            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
-        self.behaviour.refresh()
-
-    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
-        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
-
-    def step(self, states, actions, rewards, next_states, done: bool) -> None:
-        refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
-        if not done:
-            self.behaviour.refresh()  # the next step's policy, before this step's update
-        self.norm.update(self.tensor(states))
-        transitions = self.nstep.push(states, actions, rewards, next_states, done)
-        if transitions is not None:
-            idx = self.memory.add(*transitions)
-            for observer in self.observers:
-                observer.on_add(idx)
-        self.steps += 1
-        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-            out = self.learn()
-            for observer in self.observers:
-                observer.on_update(out)
-
-    def beta(self) -> float:
-        return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
-
-    def learn(self) -> dict:
-        """One update of the networks on a prioritized batch, and of the batch's priorities."""
-        idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-        s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-        s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
-        td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
-        self.memory.update_priorities(idx, td.cpu().numpy())
-        self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))  # fresh noise: sigma learns too
-        actor_loss = self.update_actor(s)
-        self.update_targets()
-        self.updates += 1
-        return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
-
-
-# --- 7. Training ---
-def train(
-    cfg: Config,
-    env,
-    run_dir: str,
-    max_episodes: int = 200,
-    stop_when_solved: bool = True,
-    resume: bool = False,
-    live: bool = True,
-    agent_class: type = Agent,
-    **bookkeeping,
-) -> dict:
-    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
-    `Agent`, or a variant of it (the report's ablations)."""
-    brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
-        env.seed(seed_streams(cfg.seed)["goals"])
-    states = env.reset(train_mode=True)[brain_name].vector_observations
-    num_agents, state_size = states.shape
-    agent_class = for_device(agent_class, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
-    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
-    for episode in range(run.start(resume), max_episodes + 1):
-        states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)  # n, and how often to learn, this episode
-        scores = np.zeros(num_agents)
-        while True:
-            actions = agent.act(states)  # every arm at once, with exploration
-            env_info = env.step(actions)[brain_name]
-            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
-            done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)  # store, and learn
-            scores += rewards
-            states = next_states
-            if done:
-                break
-        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
-            break
-    return run.finish()  # result files in run_dir

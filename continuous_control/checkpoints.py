@@ -94,8 +94,8 @@ def save_checkpoint(
             "next": int(m.next),
             "size": int(m.size),
             "adds": int(record.adds) if record else 0,
-            "recent": torch.as_tensor(m.recent).cpu().clone(),
-            "updates": int(m.updates),
+            "recent": torch.as_tensor(getattr(m, "recent", np.zeros(0))).cpu().clone(),  # none in uniform replay
+            "updates": int(getattr(m, "updates", 0)),
         },
         "random": {
             "numpy": agent.rng.bit_generator.state,
@@ -109,7 +109,7 @@ def save_checkpoint(
     torch.save(state, blob)  # serialised now: training may change every tensor after this
     arrays = {
         "state": np.frombuffer(blob.getvalue(), np.uint8),
-        "priorities": m.priorities[np.arange(m.size)],
+        "priorities": m.priorities[np.arange(m.size)] if hasattr(m, "priorities") else np.zeros(0),
         **{name: getattr(m, name)[: m.size] for name in REPLAY},
         **{name: getattr(record, name)[: m.size] if record else np.zeros(m.size, np.int8) for name in RECORDED},
     }
@@ -196,7 +196,8 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
             f"it is the state after episode {state['episode']}, but its history holds "
             + ", ".join(f"{n} episodes of {key}" for key, n in episodes.items()),
         )
-    stored = {name: len(arrays[name]) for name in ("priorities", *REPLAY, *RECORDED)}
+    prioritized = len(state["memory"]["recent"]) > 0  # a uniform replay saves no priorities
+    stored = {name: len(arrays[name]) for name in (("priorities",) * prioritized + REPLAY + RECORDED)}
     if any(n != state["memory"]["size"] for n in stored.values()):
         raise _damaged(
             path,
@@ -240,6 +241,9 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
             f"for an environment of another shape: {shape(*state['shape'])}; this one has {shape(*agent.sizes)}"
         )
     m, n = agent.memory, state["memory"]["size"]
+    if hasattr(m, "priorities") != (len(state["memory"]["recent"]) > 0):
+        kind = "a prioritized" if len(state["memory"]["recent"]) else "a uniform"
+        raise refuse(f"by an agent with {kind} replay; this agent's is {type(m).__name__}")
     if n > m.capacity:
         raise _damaged(path, f"its replay holds {n} transitions, more than the {m.capacity} this agent's replay holds")
     for name in REPLAY:
@@ -248,11 +252,12 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
         for name in RECORDED:
             _put(getattr(record, name), saved[name])
         record.adds = state["memory"]["adds"]
-    m.priorities[np.arange(n)] = saved["priorities"]
+    if hasattr(m, "priorities"):
+        m.priorities[np.arange(n)] = saved["priorities"]
+        m.updates = state["memory"]["updates"]
+        _put(m.recent, state["memory"]["recent"].numpy())
     m.next = state["memory"]["next"]
     m.size = n
-    m.updates = state["memory"]["updates"]
-    _put(m.recent, state["memory"]["recent"].numpy())
     for k, weights in state["nets"].items():
         getattr(agent, k).load_state_dict(weights)
     agent.actor_opt.load_state_dict(state["opts"]["actor"])

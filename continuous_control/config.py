@@ -22,7 +22,7 @@ RANGES = {
         (lambda v: v >= 1, ">= 1"),
     ),
     **dict.fromkeys(("actor_lr", "critic_lr", "grad_clip", "priority_offset"), (lambda v: 0 < v < math.inf, "> 0")),
-    "noisy_sigma0": (lambda v: 0 <= v < math.inf, ">= 0"),
+    **dict.fromkeys(("noisy_sigma0", "action_noise"), (lambda v: 0 <= v < math.inf, ">= 0")),
     **dict.fromkeys(("tau", "ou_kappa"), (lambda v: 0 < v <= 1, "in (0, 1]")),
     "gamma": (lambda v: 0 <= v <= 1, "in [0, 1] (0: a bandit, each reward alone)"),
     "n_step_ramp": (lambda v: v >= 0, ">= 0 (0: no ramp)"),

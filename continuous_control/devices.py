@@ -12,6 +12,7 @@ import functools
 import numpy as np
 import torch
 
+from .behaviour import draw
 from .networks import to_device
 
 EAGER_UPDATES = 3  # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
@@ -36,7 +37,7 @@ class Priorities:
 
 
 class DeviceReplay:
-    """PrioritizedReplay (4.2) with its storage on `device`: each transition one row of one tensor,
+    """PrioritizedReplay (5.2) with its storage on `device`: each transition one row of one tensor,
     whose column blocks are the lesson's arrays (`states`, `actions`, ... are views of it)."""
 
     def __init__(self, memory, device):
@@ -75,8 +76,9 @@ class DeviceReplay:
 
 
 def update(agent, inputs: torch.Tensor) -> dict:
-    """The lesson's `learn` (6.2) in tensors on the device: `inputs` holds the replay's uniform draws, the
-    actor's noise, beta, the replay's size and the ring slot of this update's largest priority."""
+    """The full agent's `learn` (3.3, with the hooks of 5 and 6) in tensors on the device: `inputs` holds the
+    replay's uniform draws, the actor's noise, beta, the replay's size and the ring slot of this update's largest
+    priority."""
     m, batch = agent.memory, agent.cfg.batch_size
     u, eps, (beta, size, slot) = inputs.split([batch, agent.actor.noise_size, 3])
     cumulative = m.priorities.p.cumsum(0)
@@ -167,7 +169,7 @@ class GraphedAgent:
 
 
 class GraphedBehaviour(torch.nn.Module):
-    """The lesson's behaviour policy (6.1), its refresh and its actions for all arms each one Graph, fed the noise
+    """The full agent's behaviour policy (6.2), its refresh and its actions for all arms each one Graph, fed the noise
     and the states. Anything else (`noise`, `mean_actor`, ...) is the lesson's."""
 
     def __init__(self, lesson: torch.nn.Module, sizes: tuple):
@@ -192,7 +194,7 @@ class GraphedBehaviour(torch.nn.Module):
         def refresh(eps):
             for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
                 copy.copy_(source)
-            b.learner.actor.draw(eps, into=b.actor)
+            draw(b.learner.actor, eps, into=b.actor)
 
         zeros = functools.partial(torch.zeros, dtype=weight.dtype, device=weight.device)
         self.graphs = (

@@ -65,12 +65,12 @@ def diagnostics(agent, record: Recorder) -> dict:
     )
     record.log.clear()
     m, log = agent.memory, log.reshape(-1, len(LOGGED))
+    prioritized = hasattr(m, "priorities")  # plain DDPG's uniform replay has no priorities, and its agent no beta
     row = {
         "updates": len(log),
         **dict(zip(LOGGED, log.mean(0) if len(log) else [float("nan")] * len(LOGGED))),
         "young_share_stored": float((record.age(slice(0, m.size)) <= 1000).sum()) / m.size if m.size else float("nan"),
-        "beta": agent.beta(),
-        "max_priority": m.entry_priority,
+        **({"beta": agent.beta(), "max_priority": m.entry_priority} if prioritized else {}),
         **backlog(m, record),
     }
     for k, layer in enumerate(agent.actor.layers):
@@ -82,9 +82,12 @@ def diagnostics(agent, record: Recorder) -> dict:
 def backlog(memory, record: Recorder) -> dict:
     """The stored transitions never replayed yet: their share of the buffer, and of the sampling probability."""
     waiting = np.flatnonzero(torch.as_tensor(~record.replayed[: memory.size]).cpu())
+    share = len(waiting) / memory.size if memory.size else float("nan")
+    if not hasattr(memory, "priorities"):  # uniform replay: the probability's share is the rows' share
+        return {"unreplayed_share": share, "unreplayed_mass": share}
     total = memory.priorities.total()
     return {
-        "unreplayed_share": len(waiting) / memory.size if memory.size else float("nan"),
+        "unreplayed_share": share,
         "unreplayed_mass": float(memory.priorities[waiting].sum() / total) if total else float("nan"),
     }
 

@@ -6,7 +6,6 @@ step (tested).
 """
 
 import functools
-import math
 from dataclasses import dataclass
 
 import numpy as np
@@ -33,7 +32,6 @@ NEW_PRIORITIES = ("recent", "largest_ever", "mean")
 class Ablation(Config):
     # The ranges of the fields below, which check_config (continuous_control/config.py) adds to the lesson's.
     RANGES = {
-        "action_noise": (lambda v: 0 <= v < math.inf, ">= 0"),
         "exploration": (lambda v: v in EXPLORATIONS, f"one of {', '.join(map(repr, EXPLORATIONS))}"),
         "new_priority": (lambda v: v in NEW_PRIORITIES, f"one of {', '.join(map(repr, NEW_PRIORITIES))}"),
     }
@@ -42,8 +40,6 @@ class Ablation(Config):
     """'noisynet' (the lesson's), 'ou' (Ornstein-Uhlenbeck action noise, a plain actor), or 'none'."""
     noise_per_arm: bool = False
     """NoisyNet acting noise: one sample per arm (True), or one shared by all arms (the lesson's)."""
-    action_noise: float = 0.2
-    """Standard deviation of the OU action noise (exploration 'ou')."""
     new_priority: str = "recent"
     """A new transition's priority: 'recent' (the lesson's), 'largest_ever' ([3]'s), or 'mean' (a typical one's)."""
     mirror: bool = False

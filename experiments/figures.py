@@ -2,7 +2,8 @@
 checkpoints/ and results/ (never trains); `make report` runs it.
 
     python -m experiments.figures       # doc/banner.png, doc/replay_frame.png, doc/learning_curve.png,
-                                        # doc/ablations.png, doc/peers.png, doc/effects.csv, doc/critic_q.csv
+                                        # doc/ablations.png, doc/peers.png, doc/effects.csv, doc/critic_q.csv,
+                                        # doc/plain.csv
 """
 
 import os
@@ -16,6 +17,14 @@ from experiments import report, runs
 DOC = os.path.join(ROOT, "doc")
 EFFECTS = os.path.join(DOC, "effects.csv")
 CRITIC_Q = os.path.join(DOC, "critic_q.csv")
+PLAIN = os.path.join(DOC, "plain.csv")
+
+
+def plain_seeds(table):
+    """The lesson's section 3 reads it: each saved seed of plain DDPG (results/plain), as the table of runs has it."""
+    plain = table[(table.group == "agent") & (table.variant == "plain")]
+    columns = ["seed", "solved_at", "first_30", "mean_1_100", "minutes", "processor"]
+    return plain[columns].round({"mean_1_100": 2, "minutes": 1})
 
 
 def main() -> None:
@@ -39,11 +48,12 @@ def main() -> None:
     table = runs.load()
     report.effects(table).to_csv(EFFECTS)
     report.critic_q().to_csv(CRITIC_Q)
+    plain_seeds(table).to_csv(PLAIN, index=False)
     report.ablations_figure(table).savefig(os.path.join(DOC, "ablations.png"), dpi=100, bbox_inches="tight")
     report.peers_figure(table).savefig(os.path.join(DOC, "peers.png"), dpi=100, bbox_inches="tight")
     print(
         f"wrote doc/banner.png, doc/replay_frame.png ({renderer}), doc/learning_curve.png, doc/ablations.png, "
-        "doc/peers.png, doc/effects.csv, doc/critic_q.csv"
+        "doc/peers.png, doc/effects.csv, doc/critic_q.csv, doc/plain.csv"
     )
 
 

@@ -289,7 +289,7 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
             out[f"{t}.none"] = got is None
         return out
     if blank == "sum-tree-walk":
-        tree = ns["SumTree"](len(x["priorities"]))
+        tree = ns["SumTree"](len(x["priorities"]), ns["walk_step"])
         tree[np.arange(len(x["priorities"]))] = x["priorities"]
         found = tree.find_prefix_sum(x["u"] * tree.total())
         small = np.concatenate([[0.0], x["steps"][0, 1:]])  # a tree of 8 nodes, for single steps

@@ -18,6 +18,7 @@ import torch
 
 from continuous_control import checkpoints
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
+from continuous_control.behaviour import draw
 from continuous_control.config import env_flag
 from continuous_control.provenance import ROOT
 from continuous_control.training import lock_folder, unlock_folder
@@ -238,7 +239,7 @@ def test_the_behaviour_acts_with_the_learners_current_actor_in_every_mode(change
     behaviour, learner = agent.behaviour.actor, agent.actor
     if not isinstance(agent.behaviour, CopyingBehaviour):  # shared NoisyNet sample: drawn from the learner
         expected = Actor(33, 4, SMALL["hidden"])
-        learner.draw(agent.behaviour.noise.state, into=expected)
+        draw(learner, agent.behaviour.noise.state, into=expected)
         pairs = zip(behaviour.parameters(), expected.parameters())
     else:  # a copy of the learner's parameters
         pairs = zip(behaviour.parameters(), learner.parameters())
@@ -259,7 +260,7 @@ def test_acting_without_noise_leaves_the_next_step_exploring(changes):
     np.testing.assert_array_equal(agent.act(s), exploring)  # the same exploring policy as before
     mean = Actor(33, 4, SMALL["hidden"]) if isinstance(agent.actor, NoisyActor) else None
     if mean is not None:  # greedy is the mean weights, exactly
-        agent.actor.draw(torch.zeros(agent.actor.noise_size), into=mean)
+        draw(agent.actor, torch.zeros(agent.actor.noise_size), into=mean)
         with torch.no_grad():
             np.testing.assert_array_equal(greedy, mean(agent.norm(torch.as_tensor(s))).clamp(-1, 1).numpy())
 

@@ -238,3 +238,32 @@ def test_runs_are_not_bit_for_bit_the_same_across_processor_kinds(table):
         for g in ("agent", "processor_check")
     }
     assert (first["agent"] != first["processor_check"]).all()  # Report section 4: "differs from episode 1 on"
+
+
+# --- the lesson's sentences ---
+
+
+def test_the_lessons_table_of_plain_ddpg_seeds_is_the_one_the_results_give(table):
+    """doc/plain.csv, which the lesson's section 3 reads, is what `make report` would write today."""
+    from experiments.figures import PLAIN, plain_seeds
+
+    saved = pd.read_csv(PLAIN)
+    pd.testing.assert_frame_equal(saved, plain_seeds(table).reset_index(drop=True), check_dtype=False)
+
+
+def test_plain_ddpg_solves_at_100_in_8_of_10_seeds_and_9_first_reach_30_by_episodes_12_to_26(table):
+    plain = table[(table.group == "agent") & (table.variant == "plain")]
+    assert len(plain) == 10 and (plain.solved_at == 100).sum() == 8 and plain.solved_at.isna().sum() == 2
+    assert plain.first_30.between(12, 26).sum() == 9 and plain.first_30.min() == 12
+
+
+def test_uniform_replay_is_lower_in_8_of_10_seeds(primary):
+    assert primary.loc["uniform", "worse_in"] == 8 and primary.loc["uniform", "seeds"] == 10
+
+
+def test_beta_reaches_about_0_95_by_episode_100():
+    from continuous_control.agent import Agent, Config
+
+    agent = Agent(Config(buffer_size=1000, batch_size=32, warmup=32, hidden=(8, 8)), 33, 4, 20)
+    agent.steps = 100 * 1001
+    assert round(agent.beta(), 2) == 0.95

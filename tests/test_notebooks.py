@@ -67,7 +67,8 @@ def test_the_exported_agent_defines_each_class_whole_under_one_heading_per_secti
     assert {"td_target", "critic_loss", "actor_loss", "update_targets"} <= methods["DDPG"]
     assert {"emit", "flush"} <= methods["NStepAccumulator"] and "update_priorities" in methods["PrioritizedReplay"]
     assert "noisy_weights" in methods["NoisyLinear"] and "sample" in methods["OrnsteinUhlenbeck"]
-    assert {"act", "step", "beta", "learn"} <= methods["Agent"]
+    assert {"act", "step", "transitions", "learn"} <= methods["DDPGAgent"]
+    assert {"transitions", "make_memory", "beta", "learn"} <= methods["Agent"]
     assert "method_of" not in source
     headings = re.findall(r"^# --- (.+) ---$", source, re.M)
     assert len(headings) == len(set(headings)) >= 10

@@ -19,7 +19,9 @@ from continuous_control.agent import (
     OrnsteinUhlenbeck,
     PrioritizedReplay,
     SumTree,
+    walk_step,
 )
+from continuous_control.behaviour import draw
 
 S, A, ARMS = 3, 2, 2
 
@@ -112,12 +114,12 @@ def test_after_a_flush_the_next_episode_starts_with_an_empty_window():
 @pytest.mark.parametrize("capacity, leaves", [(1, 1), (2, 2), (4, 4), (5, 8), (8, 8)])
 def test_the_tree_has_the_smallest_power_of_two_leaves_that_holds_the_capacity(capacity, leaves):
     """Not more: the tree of a million transitions is the largest array after the replay itself."""
-    assert SumTree(capacity).leaves == leaves
+    assert SumTree(capacity, walk_step).leaves == leaves
 
 
 def test_the_walk_finds_the_leaf_whose_interval_holds_u_and_a_boundary_goes_right():
     """Priorities 1, 2, 0, 3, 1 (capacity 5): the intervals are [0, 1), [1, 3), leaf 2 none, [3, 6), [6, 7)."""
-    tree = SumTree(5)
+    tree = SumTree(5, walk_step)
     tree[np.arange(5)] = [1, 2, 0, 3, 1]
     assert tree.total() == 7
     u = [0, 0.5, 1, 2.99, 3, 5.99, 6, 6.99]
@@ -126,7 +128,7 @@ def test_the_walk_finds_the_leaf_whose_interval_holds_u_and_a_boundary_goes_righ
 
 
 def test_overwritten_leaves_update_the_total_and_zero_priority_leaves_are_never_found():
-    tree = SumTree(5)
+    tree = SumTree(5, walk_step)
     tree[np.arange(5)] = 1.0
     assert tree.total() == 5
     tree[np.array([1, 3])] = [0.0, 2.5]
@@ -250,11 +252,11 @@ def test_drawing_into_a_plain_actor_gives_the_noisy_actors_output_with_that_nois
     noisy, plain = NoisyActor(S, A, (8, 8), 0.5), Actor(S, A, (8, 8))
     s = torch.randn(5, S)
     eps = torch.randn(noisy.noise_size)
-    noisy.draw(eps, into=plain)
+    draw(noisy, eps, into=plain)
     noisy.set_noise(eps)
     with_noise = noisy(s)
     torch.testing.assert_close(plain(s), with_noise)
-    noisy.draw(torch.zeros(noisy.noise_size), into=plain)  # zeros: the mean weights
+    draw(noisy, torch.zeros(noisy.noise_size), into=plain)  # zeros: the mean weights
     noisy.set_noise(None)
     torch.testing.assert_close(plain(s), noisy(s))
     assert not torch.allclose(plain(s), with_noise)
@@ -404,4 +406,5 @@ def test_without_a_window_new_transitions_enter_at_the_last_updates_largest_prio
 
 
 def test_the_sum_tree_holds_two_nodes_per_leaf_and_no_more():
-    assert SumTree(5).tree.size == 2 * SumTree(5).leaves == 16  # a million transitions: memory counts
+    tree = SumTree(5, walk_step)
+    assert tree.tree.size == 2 * tree.leaves == 16  # a million transitions: memory counts

@@ -7,6 +7,7 @@ import os
 import platform
 import shutil
 import subprocess
+import types
 
 import numpy as np
 import pytest
@@ -435,3 +436,86 @@ def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     assert summary == json.loads((tmp_path / "run" / "summary.json").read_text())
     assert summary["processor"] == "Intel(R) Xeon(R) Processor, rev 2" and summary["commit"] == "abc1234+changes"
     assert summary["machine"] == provenance.machine()
+
+
+def test_the_lessons_plain_ddpg_is_the_reports_plain_variant(tmp_path):
+    """`DDPGAgent` (section 3) and the report's plain DDPG (an AblationAgent: 1-step targets, alpha 0, OU action
+    noise) compute the same run, bit for bit: what the lesson says of results/plain is said of this agent."""
+    from continuous_control.agent import DDPGAgent
+    from experiments.ablations import Ablation, AblationAgent
+
+    changes = dict(n_step=1, alpha=0.0, **SMALL)
+    runs = {}
+    for name, cfg, agent_class in (
+        ("lesson", Config(**changes), DDPGAgent),
+        ("report", Ablation(exploration="ou", **changes), AblationAgent),
+    ):
+        env = ReacherEnvironment(seed=0, verbose=False)
+        runs[name] = train(cfg, env, str(tmp_path / name), 2, live=False, agent_class=agent_class)
+        runs[name]["weights"] = torch.load(tmp_path / name / "actor.pt")
+    lesson, report = runs["lesson"], runs["report"]
+    assert lesson["diagnostics"][0]["updates"] > 400 and lesson["arms"] == report["arms"]
+    assert all(torch.equal(lesson["weights"][k], report["weights"][k]) for k in lesson["weights"])
+
+
+def test_plain_ddpg_resumes_to_the_same_scores_and_its_checkpoint_is_not_the_full_agents(tmp_path, capsys):
+    from continuous_control.agent import DDPGAgent
+
+    def plain(folder, env=None, resume=False, agent_class=DDPGAgent):
+        env = env or ReacherEnvironment(seed=0, verbose=False)
+        cfg = Config(n_step=1, alpha=0.0, **SMALL)
+        return train(cfg, env, str(folder), 2, resume=resume, live=False, checkpoint_every=1, agent_class=agent_class)
+
+    whole = plain(tmp_path / "whole")
+    with pytest.raises(KeyboardInterrupt):  # halfway through episode 2
+        plain(tmp_path / "resumed", InterruptAt(ReacherEnvironment(seed=0, verbose=False), 1500))
+    resumed = plain(tmp_path / "resumed", resume=True)
+    assert "Resuming after episode 1" in capsys.readouterr().out
+    assert resumed["arms"] == whole["arms"] and resumed["diagnostics"] == whole["diagnostics"]
+    with pytest.raises(KeyboardInterrupt):
+        plain(tmp_path / "other", InterruptAt(ReacherEnvironment(seed=0, verbose=False), 1500))
+    with pytest.raises(checkpoints.CheckpointError, match="uniform replay"):
+        plain(tmp_path / "other", resume=True, agent_class=Agent)
+
+
+class Steps:
+    """A made-up environment of two arms: state t at step t, rewards 1 and 2 per step; episodes of 4 steps, the
+    4th reporting done and returning the start state."""
+
+    brain_names = ["arm"]
+
+    class Brain:
+        vector_action_space_size = 2
+
+    brains = {"arm": Brain()}
+
+    def info(self, done=False):
+        return types.SimpleNamespace(
+            vector_observations=np.full((2, 3), self.t, np.float32), rewards=[1.0, 2.0], local_done=[done] * 2
+        )
+
+    def reset(self, train_mode):
+        self.t = 0
+        return {"arm": self.info()}
+
+    def step(self, actions):
+        self.actions, self.t = actions, (self.t + 1) % 4
+        return {"arm": self.info(done=self.t == 0)}
+
+
+def test_train_gives_the_agent_each_state_sends_its_actions_and_sums_every_reward(tmp_path):
+    seen, env = [], Steps()
+
+    class Spy(Agent):  # the lesson's agent, recording what train gives it
+        def begin_episode(self, episode):
+            seen.append(("episode", episode))
+            super().begin_episode(episode)
+
+        def step(self, states, actions, rewards, next_states, done):
+            assert np.array_equal(actions, env.actions), "the actions sent to the environment are not the agent's"
+            seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
+            super().step(states, actions, rewards, next_states, done)
+
+    history = train(Config(buffer_size=100, batch_size=4, warmup=4), env, str(tmp_path), 2, live=False, agent_class=Spy)
+    episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
+    assert seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]

@@ -39,7 +39,15 @@ ANSWER = "YOUR ANSWER HERE"  # and its stub of a written answer
 # What the lesson needs beside itself: the packages it imports, the grader, the report's small tables that its
 # effect sentences and its critics' Q read (doc/, written by `make report`), and the environment's account (the
 # lesson links to it). Not the report's analyses (experiments/) nor its saved runs (results/).
-SUPPORT = ["reacher", "continuous_control", "grader", "doc/environment.md", "doc/effects.csv", "doc/critic_q.csv"]
+SUPPORT = [
+    "reacher",
+    "continuous_control",
+    "grader",
+    "doc/environment.md",
+    "doc/effects.csv",
+    "doc/critic_q.csv",
+    "doc/plain.csv",
+]
 HANDOUT = os.path.join(ROOT, "tools", "handout")  # the hand-out's README and pyproject.toml
 # Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
 # and all), and the GPU path by a line that says it is not part of it (grader.sandbox's, which a contestant

@@ -18,67 +18,46 @@
 #
 # Twenty two-jointed arms must keep their hands inside goal spheres that circle around them. Each arm
 # sees 33 numbers and sets 4 torques in $[-1, 1]$; a step with the hand in the goal earns up to $0.04$,
-# so an episode of 1001 steps is worth about 40. The task is **solved when the mean over 100
-# consecutive episodes of the 20-arm mean score reaches 30**.
+# about 40 per episode of 1001 steps. The task is **solved when the mean over 100 consecutive episodes
+# of the 20-arm mean score reaches 30**. We build plain DDPG (sections 2-3), add one idea at a time (4-6)
+# and train the full agent (7).
 #
-# The notebook builds the agent one idea at a time: each section states the idea and its math,
-# implements it in a short cell, and checks it in the next cell with `assert`s that fail if the idea is
-# implemented wrong. Sections: 1 the environment; 2 DDPG; 3 $n$-step targets; 4 prioritized replay;
-# 5 NoisyNet exploration; 6 the agent; 7 training; 8 results; 9 a replay. What is not the lesson
-# (checkpoints, progress display, result files, figures) comes from the `continuous_control` package.
-
-# %% [markdown]
 # ### The whole algorithm at a glance
 #
-# Each line names the section that builds it. All 20 arms act and learn together.
-#
-# > **DDPG with $n$-step targets, prioritized replay and NoisyNet**
-# >
-# > Initialise the noisy actor $\mu_\theta$ and the critic $Q_\phi$ (§2.1, §5.1); targets $\theta' \leftarrow \theta$, $\phi' \leftarrow \phi$ (§2.2); an empty replay $\mathcal{D}$ with a sum tree (§4.1)<br>
-# > **for** episode $= 1, 2, \dots$ **do**<br>
-# > &emsp; $n \leftarrow$ this episode's target length (1, then growing to 5), and the learning interval $k$ (§3, §6.2)<br>
-# > &emsp; **for** $t = 1, \dots, 1001$ **do**<br>
-# > &emsp;&emsp; step the noise $\varepsilon_t$ (Ornstein-Uhlenbeck, §5.2) and act $a_t = \mu_{\theta, \varepsilon_t}(s_t)$ (§6.1)<br>
-# > &emsp;&emsp; observe $r_t$, $s_{t+1}$; from the last $n$ steps form $(s, a, R^{(n)}, s', \gamma^{n})$ and store it in $\mathcal{D}$ at the largest recent priority (§3, §4.2)<br>
-# > &emsp;&emsp; **every** $k$ steps, once $\mathcal{D}$ holds `warmup` transitions:<br>
-# > &emsp;&emsp;&emsp; sample a batch with $P(j) = p_j^\alpha / \sum_i p_i^\alpha$, weights $w_j \propto (N P(j))^{-\beta}$ (§4.1, §4.2)<br>
-# > &emsp;&emsp;&emsp; $y_j = R_j + \gamma_j\, Q_{\phi'}(s'_j, \mu_{\theta'}(s'_j))$; step $\phi$ on $\frac{1}{B}\sum_j w_j (y_j - Q_\phi(s_j, a_j))^2$; $p_j \leftarrow |y_j - Q_\phi(s_j, a_j)| + c$ (§2.2, §3, §4.2)<br>
-# > &emsp;&emsp;&emsp; draw fresh noise $\varepsilon$; step $\theta$ on $-\frac{1}{B}\sum_j Q_\phi(s_j, \mu_{\theta, \varepsilon}(s_j))$ (§2.1, §5.1)<br>
-# > &emsp;&emsp;&emsp; $\theta' \leftarrow \theta' + \tau(\theta - \theta')$, $\phi' \leftarrow \phi' + \tau(\phi - \phi')$ (§2.2)<br>
-# > &emsp; **until** the mean of the last 100 episodes' scores reaches 30 (§7)
+# > **for** each episode: set $n$ (§4) and the update interval $k$ (§3.3); **for** each of 1001 steps:<br>
+# > &emsp; act with the noisy actor (§6); store the $n$-step transition at the largest recent priority (§4, §5.2)<br>
+# > &emsp; **every** $k$ steps: sample by priority (§5); step the critic, update the priorities, step the actor, soft-update the targets (§2.2, §5.2)<br>
+# > **until** the last 100 episodes average 30.
 
 # %% [markdown]
 # ## 1. The environment
 #
-# The project ships a replica of the course's Unity Reacher with the same Python API (`reacher/`; every
-# number and its source in [`doc/environment.md`](doc/environment.md)) and trains on it. To use a Unity
-# build instead, set the environment variable `REACHER_UNITY_BUILD` to its path.
+# A replica of the course's Unity Reacher with the same Python API (`reacher/`; see
+# [`doc/environment.md`](doc/environment.md)); `REACHER_UNITY_BUILD` selects a Unity build.
+# `@method_of(Cls)` adds the function below it to `Cls`.
 
 # %% tags=["export"]
 from dataclasses import asdict, dataclass
 
-import numba
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
 from continuous_control import (
+    ActionNoise,
+    Behaviour,
     Networks,
+    SumTree,
     TrainingRun,
     check_config,
     code_fingerprint,
-    compiled,
     for_device,
     refuse_non_finite,
     seed_streams,
 )
 
-# %% [markdown]
-# A class grows here cell by cell, as in d2l: `@method_of(Cls)` adds the function below it to `Cls`. The
-# package's `continuous_control/agent.py`, exported from this notebook, writes each class in one piece.
 
-# %% tags=["export"]
 def method_of(cls):
     """Decorator: add the function to `cls` as a method."""
 
@@ -86,7 +65,6 @@ def method_of(cls):
         setattr(cls, function.__name__, function)
 
     return add
-
 
 # %%
 import os
@@ -101,8 +79,11 @@ from continuous_control.figures import plot_diagnostics, q_reference
 from continuous_control.playback import replay_panel
 from continuous_control.results import EVAL_SEED, load_policy, load_run
 
-# SMOKE=1: a short run into a temporary folder; RESUME=1: continue an interrupted run.
+# SMOKE=1: short runs into a temporary folder, with a small buffer and early learning; RESUME=1: continue an
+# interrupted run.
 SMOKE, RESUME, RUN_DIR = run_setup()
+SMALL = dict(buffer_size=20_000, batch_size=64, warmup=1_000) if SMOKE else {}
+PLAIN_DIR = os.path.join(RUN_DIR, "plain") if SMOKE else os.path.join("runs", "plain")
 UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")  # None: the built-in replica
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
 torch.set_num_threads(1)  # small networks: one thread is as fast, and leaves a core to the environment
@@ -110,8 +91,6 @@ torch.set_num_threads(1)  # small networks: one thread is as fast, and leaves a 
 env = reacher.open_environment(UNITY_BUILD, seed=0)
 brain_name = env.brain_names[0]
 brain = env.brains[brain_name]
-
-# %%
 env_info = env.reset(train_mode=True)[brain_name]
 num_agents = len(env_info.agents)
 action_size = brain.vector_action_space_size
@@ -125,7 +104,7 @@ print("The state for the first agent looks like:\n", states[0])
 # %% [markdown]
 # ### 1.1 A random agent
 #
-# Normal actions clipped to $[-1, 1]$, as in the course's notebook: a baseline to beat.
+# A baseline: normal actions clipped to $[-1, 1]$.
 
 # %%
 rng = np.random.default_rng(0)
@@ -142,10 +121,9 @@ print(f"Random agent: mean score over the {num_agents} agents this episode: {sco
 # %% [markdown]
 # ### 1.2 How an episode ends
 #
-# A Reacher episode ends because a clock runs out at 1001 steps, not because the arm reached a state
-# with no future. And the step that reports `done` has already reset the arm: its "next state" is the
-# **next** episode's first state. Both facts shape how transitions are stored (sections 2.2 and 3).
-# The check shows the second.
+# A clock ends each episode at 1001 steps; no state is terminal. The step that reports `done` has already
+# reset the arm: its next state is the next episode's first. Both facts shape how transitions are stored
+# (3.3, 4); the check shows the second.
 
 # %% tags=["nbval-check-output"]
 rng = np.random.default_rng(1)
@@ -169,20 +147,18 @@ assert all(env_info.local_done) and moved and at_rest
 
 # %% [markdown]
 # ### 1.3 The hyperparameters, in one place
-#
-# One dataclass, one docstring per field; each field is explained in the section that uses it.
 
 # %% tags=["export"]
 @dataclass
 class Config:
     seed: int = 0
-    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (6.2)."""
+    """Root of the independent random streams of the goals, the replay sampler, the weights and the noise (3.3)."""
     device: str = "cpu"
-    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 6.2."""
+    """Where the networks live and learn: "cpu", or "cuda" (a GPU), section 7.1."""
     gamma: float = 0.99
     """Discount factor."""
     n_step: int = 5
-    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 3."""
+    """Rewards summed before bootstrapping (1 is plain DDPG's one-step target), section 4."""
     n_step_ramp: int = 4
     """Episodes at each n on the way up: n = 1 in episodes 1-4, 2 in 5-8, ..., then `n_step` (0: no ramp)."""
     buffer_size: int = 1_000_000
@@ -192,7 +168,7 @@ class Config:
     warmup: int = 5_000
     """Transitions stored before the first update."""
     learn_every: int = 1
-    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 6.2."""
+    """Environment steps (of all 20 arms) between updates in episodes 1 to `learn_every_until`, section 3.3."""
     learn_every_until: int = 20
     """The last episode that learns every `learn_every` steps; later episodes learn every `learn_every_later`."""
     learn_every_later: int = 8
@@ -208,7 +184,7 @@ class Config:
     grad_clip: float = 1.0
     """Largest norm of the critic's gradient."""
     alpha: float = 0.5
-    """Prioritization exponent; 0 gives uniform replay, section 4."""
+    """Prioritization exponent; 0 gives uniform replay, section 5."""
     beta_start: float = 0.4
     """Importance-sampling exponent at the start, annealed linearly to 1."""
     beta_steps: int = 110_000
@@ -216,9 +192,11 @@ class Config:
     priority_offset: float = 1e-3
     """c in p = |TD error| + c: no transition's priority is zero."""
     priority_window: int = 100
-    """New transitions get the largest priority of the last `priority_window` updates, section 4.2."""
+    """New transitions get the largest priority of the last `priority_window` updates, section 5.2."""
     noisy_sigma0: float = 0.5
     """NoisyNet's initial sigma, as sigma0 / sqrt(fan_in)."""
+    action_noise: float = 0.2
+    """Spread of plain DDPG's Ornstein-Uhlenbeck action noise, section 3.1."""
     ou_kappa: float = 0.15
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     clipped_double_q: bool = False
@@ -228,80 +206,22 @@ class Config:
         check_config(self)  # each field's type and range: a bad value fails here, named
         torch.empty(0, device=self.device)  # an unknown or absent device fails here, with torch's reason
 
-
-# %% [markdown]
-# **This agent against the DDPG paper** [1]: every departure, why, and the report's ablation that
-# measures it (`Report.ipynb`). The middle column is read from `Config()`.
-
-# %%
-c = Config()
-departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
-    ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
-    (
-        "action enters the critic",
-        "at the 2nd hidden layer",
-        "with the state, at the input",
-        "simpler, as in Spinning Up and CleanRL",
-        None,
-    ),
-    (
-        "learning rates: actor, critic",
-        "1e-4, 1e-3",
-        f"{c.actor_lr:g}, {c.critic_lr:g}",
-        "one rate for both, as CleanRL",
-        None,
-    ),
-    ("critic weight decay", "1e-2", "none", "none in TD3, Spinning Up or CleanRL either", None),
-    ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
-    (
-        "state scaling",
-        "batch normalization",
-        "running mean and variance (2.1)",
-        "the same statistics for acting and learning",
-        None,
-    ),
-    ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
-    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (3)", "rewards reach the critic sooner", "1-step targets"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (4)", "a small gain at most (4)", "uniform replay"),
-    (
-        "exploration",
-        "OU action noise",
-        "NoisyNet, OU-correlated noise (5)",
-        "noise in the weights: it depends on the state",
-        "OU action noise instead of NoisyNet",
-    ),
-    (
-        "learning schedule",
-        "every step",
-        f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (6.2)",
-        "speed: learning every step scores better, but takes longer (6.2)",
-        "learning every step throughout",
-    ),
-]
-rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |" for what, paper, ours, why, ablation in departures]
-Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
-
 # %% [markdown]
 # ## 2. DDPG
 #
 # ### 2.1 The actor, the critic and the deterministic policy gradient
 #
-# The actions are continuous, so instead of a $\max_a Q(s, a)$ over a finite set, DDPG [1] learns two networks:
+# Continuous actions rule out a $\max_a Q(s, a)$ over a finite set. DDPG [1] learns a **critic**
+# $Q_\phi(s, a)$, the return of taking $a$ in $s$ and then following the policy, trained on the Bellman
+# equation $Q(s, a) = \mathbb{E}\,[\,r + \gamma\, Q(s', \mu(s'))\,]$, and an **actor** $\mu_\theta(s)$
+# that climbs it. The deterministic policy gradient theorem [2] gives
+# $$\nabla_\theta J = \mathbb{E}_{s \sim \rho^{\mu}}\left[\nabla_a Q^{\mu}(s, a)\big|_{a=\mu_\theta(s)}\,\nabla_\theta \mu_\theta(s)\right],$$
+# over the policy's own state distribution $\rho^\mu$. DDPG takes it over the replay buffer, with
+# $Q_\phi$ for $Q^\mu$ (the off-policy approximation [1, 2]): autograd computes it when we minimise
+# $-Q_\phi(s, \mu_\theta(s))$ over $\theta$.
 #
-# * a **critic** $Q_\phi(s, a)$, the return of taking action $a$ in state $s$ and following the policy
-#   afterwards, trained on the Bellman equation $Q(s, a) = \mathbb{E}\,[\,r + \gamma\, Q(s', \mu(s'))\,]$;
-# * an **actor** $\mu_\theta(s)$ that outputs one action, trained to climb the critic. The
-#   deterministic policy gradient theorem [2] gives
-#   $$\nabla_\theta J = \mathbb{E}_{s \sim \rho^{\mu}}\left[\nabla_a Q^{\mu}(s, a)\big|_{a=\mu_\theta(s)}\,\nabla_\theta \mu_\theta(s)\right],$$
-#   an expectation over the policy's own state distribution $\rho^\mu$. DDPG takes it over the replay
-#   buffer $\mathcal{D}$ instead, with the learned $Q_\phi$ in place of $Q^\mu$ (the off-policy
-#   approximation [1, 2]); autograd computes it when we minimise $-Q_\phi(s, \mu_\theta(s))$ over $\theta$.
-#
-# Both learn from a replay buffer of past transitions, which decorrelates the samples and reuses each
-# many times. The actor ends in a $\tanh$, which keeps actions in $[-1, 1]$; `layer` makes its linear
-# layers (section 5 swaps in noisy ones). Both networks see states standardised by the running mean and
-# variance of every state seen (`Normalizer`, Chan et al.'s update [13]): the inputs range from
-# quaternions within $[-1, 1]$ to velocities near 50.
+# The actor's $\tanh$ keeps actions in $[-1, 1]$; `layer` makes its linear layers (section 6 swaps in
+# noisy ones). `Normalizer` standardises the states by running statistics (Chan et al.'s update [13]).
 
 # %% tags=["export"]
 class Normalizer(nn.Module):
@@ -363,10 +283,8 @@ class Critic(nn.Module):
         """Every estimate of Q(s, a) the critic makes, one row each: one row here, two in section 2.3."""
         return self(state, action)[None]
 
-
 # %% [markdown]
-# Check: the networks' output shapes and ranges; and the normaliser, fed batch by batch from a drifting
-# stream, holds the mean and variance of all the states seen together.
+# Check: shapes and ranges; the normaliser's statistics equal those of all states seen.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -400,41 +318,27 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 # %% [markdown]
 # ### 2.2 Target networks and the update
 #
-# The critic's target uses the critic itself, so a plain regression chases a moving target. DDPG keeps
-# slowly moving copies $Q_{\phi'}$ and $\mu_{\theta'}$ for the targets, and after each update moves
-# them a little toward the learned networks:
+# The critic's target uses the critic itself, so plain regression chases a moving target. DDPG computes
+# targets with slowly moving copies $Q_{\phi'}$ and $\mu_{\theta'}$; after each update,
 # $$\phi' \leftarrow \tau\,\phi + (1 - \tau)\,\phi', \qquad \theta' \leftarrow \tau\,\theta + (1 - \tau)\,\theta', \qquad \tau \ll 1,$$
-# an exponential moving average of the weights over about $1/\tau$ updates (200 here).
+# an exponential moving average over about $1/\tau$ updates (200 here). One update, on $B$ transitions
+# $(s_i, a_i, R_i, s'_i, \gamma_i)$ with weights $w_i$ (plain DDPG: $R_i = r_i$, $\gamma_i = \gamma$,
+# $w_i = 1$):
 #
-# One update, on a batch of $B$ transitions $(s_i, a_i, R_i, s'_i, \gamma_i)$, where $R_i$ is the
-# (discounted) reward and $\gamma_i$ the discount of the bootstrap ($R_i = r_i$ and $\gamma_i = \gamma$
-# in plain DDPG; section 3 makes them $n$-step), each weighted by $w_i$ ($w_i = 1$ for uniform replay;
-# section 4):
-#
-# 1. **critic:** the target $y_i = R_i + \gamma_i\, Q_{\phi'}(s'_i, \mu_{\theta'}(s'_i))$, the TD error
-#    $\delta_i = y_i - Q_\phi(s_i, a_i)$; one Adam step on $\frac{1}{B}\sum_i w_i\,\delta_i^2$, its gradient
+# 1. **critic:** $y_i = R_i + \gamma_i\, Q_{\phi'}(s'_i, \mu_{\theta'}(s'_i))$,
+#    $\delta_i = y_i - Q_\phi(s_i, a_i)$; one Adam step on $\frac{1}{B}\sum_i w_i\,\delta_i^2$, the gradient
 #    clipped to norm `grad_clip`;
-# 2. **actor:** one Adam step on $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$, with $\phi$ held fixed;
-# 3. **targets:** the soft update above.
+# 2. **actor:** one Adam step on $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$, $\phi$ fixed;
+# 3. **targets:** the soft update.
 #
-# No transition has a terminal flag: the episodes end on a clock, which the critic cannot see, so
-# targets bootstrap through the time limit [7]. `DDPG` below holds the four networks and the steps'
-# frame; the cells after it are yours to write.
+# The critic cannot see the clock, so targets bootstrap through the time limit [7].
 
 # %% tags=["export"]
 class DDPG(Networks):
     """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
     (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
 
-    def __init__(
-        self,
-        cfg: Config,
-        actor: nn.Module,
-        actor_target: nn.Module,
-        critic: nn.Module,
-        critic_target: nn.Module,
-        state_size: int,
-    ):
+    def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
         self.actor = actor
         self.actor_target = actor_target
@@ -471,20 +375,16 @@ class DDPG(Networks):
         self.actor_opt.step()
         return loss.detach()
 
-
 # %% [markdown]
 # **Your turn (2.2): the target.** $y_i = R_i + \gamma_i\, Q_{\phi'}(s'_i, \mu_{\theta'}(s'_i))$.
+#
+# The check after your cell: with $Q' = 2$ everywhere, $y_i = R_i + 2\gamma_i$; the target actor chooses $a'$.
 
 # %% nbgrader={"grade": false, "grade_id": "ddpg-target", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(DDPG)
 def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
     """The TD targets, one per transition (2.2)."""
     return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
-
-
-# %% [markdown]
-# Check: with a target critic that answers 2 everywhere, $y_i = R_i + 2\gamma_i$, whatever the online
-# networks say; and the target actor, not the online one, chooses $a'$.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-target", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -527,6 +427,8 @@ assert torch.allclose(y, ret + 2 * disc, atol=1e-6)
 # %% [markdown]
 # **Your turn (2.2): the critic's loss.** From the estimates $q$ (one row per critic) and the targets
 # $y$: the TD errors $\delta = y - q$ and the loss $\frac{1}{B}\sum_i w_i \delta_i^2$.
+#
+# The check after your cell: the TD errors and the weighted loss; a step of `update_critic` lowers the loss.
 
 # %% nbgrader={"grade": false, "grade_id": "ddpg-critic-loss", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(DDPG)
@@ -534,11 +436,6 @@ def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tupl
     """The TD errors, shaped as q, and the weighted loss (2.2)."""
     td = y - q
     return td, (w * td.pow(2)).mean()
-
-
-# %% [markdown]
-# Check: the TD errors are $y - q$, the loss weights each squared error by $w_i$, and one step of
-# `update_critic` lowers it.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-critic-loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 q, y = torch.tensor([[1.0, 2.0, 3.0, 4.0]]), torch.tensor([2.0, 2.0, 2.0, 2.0])
@@ -555,17 +452,14 @@ assert after < before
 
 # %% [markdown]
 # **Your turn (2.2): the actor's loss**, whose gradient step climbs the critic: $-\frac{1}{B}\sum_i Q_\phi(s_i, \mu_\theta(s_i))$.
+#
+# The check after your cell: the loss is $-\overline{Q}$; `update_actor` raises $Q$ and leaves the critic unchanged.
 
 # %% nbgrader={"grade": false, "grade_id": "ddpg-actor-loss", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(DDPG)
 def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
     """Minus the critic's mean value of the actor's actions."""
     return -self.critic(s, self.actor(s)).mean()
-
-
-# %% [markdown]
-# Check: the loss is $-\overline{Q}$ of the actor's actions; a step of `update_actor` raises
-# $Q_\phi(s, \mu_\theta(s))$ and leaves the critic as it was.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-actor-loss", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 real, ddpg.critic = ddpg.critic, SumOfActions()  # a probe: Q(s, a) = the sum of a
@@ -590,6 +484,8 @@ assert q_of_actor() > before and torch.equal(nn.utils.parameters_to_vector(ddpg.
 # %% [markdown]
 # **Your turn (2.2): the soft update** of both target networks, $\phi' \leftarrow \phi' + \tau(\phi - \phi')$ and
 # likewise $\theta'$, in place.
+#
+# The check after your cell: each target closes exactly $\tau$ of its gap; the networks do not move.
 
 # %% nbgrader={"grade": false, "grade_id": "ddpg-soft-update", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(DDPG)
@@ -599,11 +495,6 @@ def update_targets(self) -> None:
     for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
         for t, o in zip(target.parameters(), online.parameters()):
             t.lerp_(o, self.cfg.tau)  # t <- t + tau (o - t)
-
-
-# %% [markdown]
-# Check: after the steps above, both targets move by exactly $\tau$ of their gap to their network, and
-# the networks themselves do not move.
 
 # %% nbgrader={"grade": true, "grade_id": "check-ddpg-soft-update", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
@@ -620,10 +511,6 @@ for (target, online), (t0, o0) in zip(pairs, before):
     moved = torch.allclose(flat(online) - flat(target), (1 - cfg.tau) * (o0 - t0), atol=1e-7)
     print(f"{type(online).__name__}: the gap to its target shrank by the factor 1 - tau:", moved)
     assert moved and torch.equal(flat(online), o0) and not torch.equal(t0, o0)
-
-# %% [markdown]
-# The soft update in one picture: one weight of the critic, moved as learning might move it, and the same
-# weight of its target, which catches up at the rate $\tau$.
 
 # %%
 # One weight of the critic, moved as learning might move it (a drift, then a reversal, plus noise),
@@ -646,24 +533,18 @@ ax.legend(loc="lower center", fontsize=8)
 plt.show()
 
 # %% [markdown]
-# **Exercises.**
-# 1. Make the targets plain copies, `Config(tau=1.0)`, train 30 episodes
-#    (`train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`) and compare the mean $Q$ and the
-#    scores with the default run's: does $Q$ swing more?
-# 2. In `update_actor`, leave the critic trainable (delete the `requires_grad_` lines): what else does the
-#    actor's loss now change?
-
-# %% [markdown]
+# **Exercise.** Train with plain copies as targets, `train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`:
+# does the mean $Q$ swing more?
+#
 # ### 2.3 Overestimation, and clipped double-Q
 #
-# The actor climbs $Q_\phi$, so it seeks out the actions whose value the critic happens to
-# overestimate, and the target $Q_{\phi'}(s', \mu_{\theta'}(s'))$ evaluates exactly those: the upward
-# errors survive and pass on. Fujimoto et al. [14] measured this overestimation in DDPG. Their remedy in
-# TD3, **clipped double-Q**, learns two critics (independently initialised, trained on the same
-# batches) and bootstraps from the smaller of their targets:
+# The actor seeks out actions whose value the critic happens to overestimate, and the target evaluates
+# exactly those, so upward errors pass on; Fujimoto et al. [14] measured this in DDPG. TD3's **clipped
+# double-Q** learns two critics (independently initialised, same batches) and bootstraps from the
+# smaller target:
 # $$y_i = R_i + \gamma_i \min_{k=1,2} Q_{\phi'_k}(s'_i, \mu_{\theta'}(s'_i)).$$
-# Both critics regress on this one $y_i$ (`values` gives one row per critic); the actor climbs
-# $Q_{\phi_1}$. `Config(clipped_double_q=True)` switches it on; the default agent has one critic.
+# Both critics regress on this $y_i$; the actor climbs $Q_{\phi_1}$. `Config(clipped_double_q=True)`
+# switches it on (off by default).
 
 # %% tags=["export"]
 class TwinCritic(nn.Module):
@@ -679,10 +560,11 @@ class TwinCritic(nn.Module):
     def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         return torch.stack([self.q1(state, action), self.q2(state, action)])
 
-
 # %% [markdown]
-# **Your turn (2.3): the pair's target value.** The target copy of a `TwinCritic` answers with the
-# smaller of its two estimates, so `td_target` (2.2) needs no change.
+# **Your turn (2.3): the pair's target value.** The target copy of a `TwinCritic` answers the smaller of
+# its two estimates, so `td_target` (2.2) needs no change.
+#
+# The check after your cell: target critics answering 2 and 3, in either order, give 2; both online critics learn.
 
 # %% nbgrader={"grade": false, "grade_id": "clipped-double-q", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 class TwinCriticTarget(TwinCritic):
@@ -691,11 +573,6 @@ class TwinCriticTarget(TwinCritic):
     def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
         """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
         return torch.minimum(self.q1(state, action), self.q2(state, action))
-
-
-# %% [markdown]
-# Check: with target critics that answer 2 and 3 everywhere, the target is $R_i + 2\gamma_i$ (the
-# smaller), in either order; and both online critics move toward it.
 
 # %% nbgrader={"grade": true, "grade_id": "check-clipped-double-q", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -725,47 +602,341 @@ print(f"each critic's loss on the batch: {np.round(before, 4)} before, {np.round
 assert all(b > a for b, a in zip(before, losses()))
 
 # %% [markdown]
-# **What clipped double-Q measurably does.** The report's runs change one thing at a time in the default
-# agent and compare each variant with it seed by seed, on the same kind of processor, on the mean score of
-# episodes 1-100 (`mean_1_100`, named in advance) and on other measures. `doc/effects.csv` holds every
-# comparison (`make report` writes it; `Report.ipynb`, section 4, gives the test): `mean` is the variant's
-# score minus the default's, averaged over the seeds; `low` to `high` its interval corrected for all the
-# variants compared, each holding `level` (99.6%) so that together they hold 95%; `low_95` to `high_95`
-# the plain 95% interval of that one comparison; `p_holm` Holm's corrected p, and the `verdict` is better
-# or worse where it is below 0.05. Clipped double-Q shows no clear difference on episodes 1-100, but ends
-# better on episodes 91-100, in every seed:
+# **What clipped double-Q measurably does.** *How we measure:* the report trains variants of the full
+# agent, each with one thing changed, on the same seeds and kind of processor, and compares
+# each with the full agent seed by seed, on `mean_1_100` (the mean score of episodes 1-100, chosen in
+# advance) and other measures. `mean`: the variant's score minus the full agent's, over the `seeds`; `low_95`,
+# `high_95`: its 95% interval, for this comparison alone; `p_holm`: the sign-flip test's p, Holm-corrected
+# for all the variants; `verdict`: better or worse only where `p_holm` is below 0.05. Clipped double-Q
+# shows no clear difference on episodes 1-100, but ends better on episodes 91-100, in every seed:
 
 # %% tags=["nbval-check-output"]
 effects = pd.read_csv("doc/effects.csv", index_col=["measure", "variant"])
+effects = effects[["mean", "low_95", "high_95", "p_holm", "verdict", "seeds"]]  # what to read: the rest is the report's
 effects.loc[[("mean_1_100", "clipped_double_q"), ("mean_91_100", "clipped_double_q")]]
 
 # %% [markdown]
-# ## 3. n-step targets
+# ## 3. A plain DDPG agent
 #
-# The one-step target leans entirely on the critic, which is poor early on, and passes a reward back one
-# step per update. The $n$-step target [5, 6] uses $n$ real rewards before it bootstraps:
+# Plain DDPG [1] explores with action noise, replays uniformly and uses one-step targets; sections 4 to 6
+# improve one part each.
+#
+# ### 3.1 Noise correlated in time
+#
+# An arm has inertia, so noise drawn afresh each step may average out before the arm moves; DDPG uses
+# an **Ornstein-Uhlenbeck process**:
+# $$\varepsilon_{t+1} = (1 - \kappa)\,\varepsilon_t + \sigma\sqrt{1 - (1 - \kappa)^2}\;\xi_t, \qquad \xi_t \sim \mathcal{N}(0, I).$$
+# Each $\varepsilon_t$ has spread $\sigma$ (`scale`); steps $\ell$ apart are correlated by
+# $(1 - \kappa)^\ell$, so a push lasts about $1/\kappa$ steps. Plain DDPG acts with
+# $\mu_\theta(s_t) + \varepsilon_t$, clipped to $[-1, 1]$, $\sigma$ = `action_noise` = 0.2.
+
+# %% tags=["export"]
+class OrnsteinUhlenbeck:
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
+    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+
+    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
+        self.kappa = kappa
+        self.scale = scale
+        self.generator = generator
+        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
+
+# %% [markdown]
+# **Your turn (3.1): one step of the Ornstein-Uhlenbeck process**, with its standard normal draw $\xi_t$
+# from `self.generator`.
+#
+# The check after your cell: unit variance, correlation about $(1 - 0.15)^\ell$ at lag $\ell$, and the state returned.
+
+# %% nbgrader={"grade": false, "grade_id": "ou-step", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(OrnsteinUhlenbeck)
+def sample(self) -> torch.Tensor:
+    """The process's next state, kept in self.state and returned."""
+    xi = torch.randn(self.state.shape, generator=self.generator)
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    return self.state
+
+# %% nbgrader={"grade": true, "grade_id": "check-ou-step", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
+path = torch.stack([ou.sample() for _ in range(11)])
+lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
+for _ in range(100):
+    ou.sample()
+print(
+    f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:",
+    [round(c, 2) for c in lags],
+    " expected:",
+    [round(0.85**k, 2) for k in (1, 5, 10)],
+)
+assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85**k for k in (1, 5, 10)], atol=0.03)
+assert torch.equal(ou.sample(), ou.state)
+
+# %% [markdown]
+# ### 3.2 A replay buffer
+#
+# Replaying past transitions $(s, a, R, s', \gamma)$ at random decorrelates the batches and reuses each
+# one; here $R = r$. A batch takes one row from each of $B$ equal segments, as section 5 samples, so
+# prioritized replay with $\alpha = 0$ is this buffer exactly.
+
+# %% tags=["export"]
+class UniformReplay:
+    """Replay of transitions (s, a, R, s', discount), each row drawn equally often."""
+
+    def __init__(self, capacity: int, state_size: int, action_size: int, rng: np.random.Generator):
+        self.capacity = capacity
+        self.rng = rng
+        self.states = np.zeros((capacity, state_size), np.float32)
+        self.actions = np.zeros((capacity, action_size), np.float32)
+        self.returns = np.zeros(capacity, np.float32)
+        self.next_states = np.zeros((capacity, state_size), np.float32)
+        self.discounts = np.zeros(capacity, np.float32)
+        self.next = 0  # the row the next transition goes to
+        self.size = 0  # transitions stored
+
+    def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
+        """Store a batch of transitions over the oldest; return the rows they went to."""
+        idx = (self.next + np.arange(len(returns))) % self.capacity
+        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
+        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+        return idx
+
+    def rows(self, idx: np.ndarray) -> tuple:
+        return tuple(x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts))
+
+    def sample(self, batch: int):
+        """Indices, weights (all 1) and the batch: one row from each of `batch` equal segments of the rows."""
+        u = (np.arange(batch) + self.rng.random(batch)) * (self.size / batch)
+        idx = np.minimum(u.astype(np.int64), self.size - 1)
+        return idx, np.ones(batch, np.float32), self.rows(idx)
+
+# %% [markdown]
+# ### 3.3 The agent
+#
+# `DDPGAgent` holds section 2's networks, the noise and the buffer; sections 4 to 6 replace its `make_*`
+# parts. It acts through `ActionNoise` (from the package): a copy of the actor, taken each step before
+# the update, plus $\varepsilon_t$.
+#
+# **How often to learn.** Every step for `learn_every_until` = 20 episodes, then every
+# `learn_every_later` = 8 steps, for speed: learning every step throughout scores better, in every seed
+# of the report's runs, and takes more than twice as long.
+#
+# The cell after it: `step` stores the transitions and, after `warmup`, learns every `learn_every` steps. The `done` step is
+# dropped (1.2); `refuse_non_finite` stops at a NaN, naming the arm.
+
+# %% tags=["export"]
+class DDPGAgent(DDPG):
+    """Plain DDPG (2) for all arms at once: OU action noise (3.1), uniform replay (3.2), one-step targets."""
+
+    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
+        seeds = seed_streams(cfg.seed)
+        self.cfg = cfg
+        self.sizes = (num_agents, state_size, action_size)
+        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
+        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the exploration noise
+        torch.manual_seed(seeds["weights"])
+        super().__init__(cfg, self.make_actor(), self.make_actor(), *self.make_critics(), state_size)
+        self.behaviour = self.make_behaviour()
+        self.memory = self.make_memory()
+        self.observers = []  # the package's diagnostics, told of each storage and update
+        self.steps = 0
+        self.updates = 0
+        self.to(cfg.device)
+
+    def make_actor(self) -> nn.Module:
+        return Actor(*self.sizes[1:], self.cfg.hidden)
+
+    def make_critics(self) -> tuple:
+        critic, target = (TwinCritic, TwinCriticTarget) if self.cfg.clipped_double_q else (Critic, Critic)  # 2.3
+        return critic(*self.sizes[1:], self.cfg.hidden), target(*self.sizes[1:], self.cfg.hidden)
+
+    def make_behaviour(self) -> nn.Module:
+        noise = OrnsteinUhlenbeck(self.sizes[::2], self.cfg.ou_kappa, self.cfg.action_noise, self.gen)
+        return ActionNoise(self, Actor(*self.sizes[1:], self.cfg.hidden), noise)
+
+    def make_memory(self):
+        return UniformReplay(self.cfg.buffer_size, *self.sizes[1:], self.rng)
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s learning interval, and its first policy."""
+        cfg = self.cfg
+        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
+        self.behaviour.refresh()
+
+    def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
+        policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: no noise
+        return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
+
+# %% tags=["export"]
+@method_of(DDPGAgent)
+def step(self, states, actions, rewards, next_states, done: bool) -> None:
+    refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
+    if not done:
+        self.behaviour.refresh()  # the next step's policy, before this step's update
+    self.norm.update(self.tensor(states))
+    transitions = self.transitions(states, actions, rewards, next_states, done)
+    if transitions is not None:
+        idx = self.memory.add(*transitions)
+        for observer in self.observers:
+            observer.on_add(idx)
+    self.steps += 1
+    if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
+        out = self.learn()
+        for observer in self.observers:
+            observer.on_update(out)
+
+
+@method_of(DDPGAgent)
+def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
+    """This step's one-step transitions, one per arm, or None for the done step."""
+    if done:
+        return None
+    return states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32)
+
+
+@method_of(DDPGAgent)
+def replay_batch(self) -> tuple:
+    """(indices, weights, arrays) of one batch: uniform here; section 5 samples by priority."""
+    return self.memory.sample(self.cfg.batch_size)
+
+
+@method_of(DDPGAgent)
+def after_critic(self, idx: np.ndarray, td: torch.Tensor) -> None:
+    """Between the critic's step and the actor's: nothing here; sections 5 and 6 fill it in."""
+
+# %% [markdown]
+# **Your turn (3.3): one learning step**, `learn`, the update of 2.2: a batch from `replay_batch()`, its
+# states normalised; the critic's step; `after_critic(idx, td)`; the actor's step; the targets. Return a
+# dict with keys `critic_loss`, `actor_loss`, `q` (the mean $Q$), `idx` and `td` (the batch's indices and
+# TD errors).
+#
+# The check after your cell puts recorders in place of its parts: the calls `learn` makes, in order, and their
+# arguments.
+
+# %% nbgrader={"grade": false, "grade_id": "learn", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
+@method_of(DDPGAgent)
+def learn(self) -> dict:
+    """One update of the networks on a batch from the replay (2.2)."""
+    idx, weights, batch = self.replay_batch()
+    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
+    s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
+    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
+    self.after_critic(idx, td)
+    actor_loss = self.update_actor(s)
+    self.update_targets()
+    self.updates += 1
+    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
+
+# %% nbgrader={"grade": true, "grade_id": "check-learn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
+from continuous_control.probes import recording  # stand-ins that note how they are called
+
+agent = DDPGAgent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
+agent.norm.update(torch.randn(100, state_size) * 10 + 3)
+sizes = (state_size, action_size, 1, state_size, 1)
+raw = [np.random.default_rng(k).standard_normal((4, size)).astype(np.float32) for k, size in enumerate(sizes)]
+batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
+idx, weights = np.array([3, 1, 4, 1]), np.array([0.5, 1.0, 0.25, 1.0], np.float32)
+td = torch.tensor([1.0, -2.0, 3.0, -4.0])
+calls, record = recording()
+agent.replay_batch = record("batch", agent.replay_batch, (idx, weights, batch))
+agent.update_critic = record("critic", agent.update_critic, (td, 1.5, 2.5))
+agent.after_critic = record("after_critic", agent.after_critic)
+agent.update_actor = record("actor", agent.update_actor, -3.5)
+agent.update_targets = record("targets", agent.update_targets)
+out = agent.learn()
+order = [name for name, _ in calls]
+print("calls in order:", order)
+assert order == ["batch", "critic", "after_critic", "actor", "targets"]
+args = dict(calls)
+critic, after = args["critic"], args["after_critic"]
+assert torch.equal(critic["s"], agent.norm(torch.as_tensor(raw[0])))
+assert torch.equal(critic["s_next"], agent.norm(torch.as_tensor(raw[3])))
+assert torch.equal(critic["a"], torch.as_tensor(raw[1])) and torch.equal(critic["w"], torch.as_tensor(weights))
+assert torch.equal(critic["ret"], torch.as_tensor(batch[2])) and torch.equal(critic["disc"], torch.as_tensor(batch[4]))
+assert np.array_equal(after["idx"], idx) and torch.equal(torch.as_tensor(after["td"]), td)
+assert torch.equal(args["actor"]["s"], critic["s"])
+assert (out["critic_loss"], out["actor_loss"], out["q"]) == (1.5, -3.5, 2.5)
+assert np.array_equal(out["idx"], idx) and torch.equal(torch.as_tensor(out["td"]), td) and agent.updates == 1
+
+# %% [markdown]
+# ### 3.4 The training loop, and plain DDPG trained
+#
+# `TrainingRun` (from the package) keeps the scores, checkpoints and results. On the built-in Reacher a
+# run repeats episode for episode on the same kind of processor.
+#
+# After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`), about two minutes.
+
+# %% tags=["export"]
+def train(
+    cfg: Config,
+    env,
+    run_dir: str,
+    max_episodes: int = 200,
+    stop_when_solved: bool = True,
+    resume: bool = False,
+    live: bool = True,
+    agent_class: type | None = None,
+    **bookkeeping,
+) -> dict:
+    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`: the
+    full `Agent` (section 7) unless given: `DDPGAgent`, or a variant (the report's ablations)."""
+    brain_name = env.brain_names[0]
+    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
+        env.seed(seed_streams(cfg.seed)["goals"])
+    states = env.reset(train_mode=True)[brain_name].vector_observations
+    num_agents, state_size = states.shape
+    agent_class = for_device(agent_class or Agent, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
+    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
+    for episode in range(run.start(resume), max_episodes + 1):
+        states = env.reset(train_mode=True)[brain_name].vector_observations
+        agent.begin_episode(episode)  # n, and how often to learn, this episode
+        scores = np.zeros(num_agents)
+        while True:
+            actions = agent.act(states)  # every arm at once, with exploration
+            env_info = env.step(actions)[brain_name]
+            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
+            done = any(env_info.local_done)
+            agent.step(states, actions, rewards, next_states, done)  # store, and learn
+            scores += rewards
+            states = next_states
+            if done:
+                break
+        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
+            break
+    return run.finish()  # result files in run_dir
+
+# %%
+plain_cfg = Config(n_step=1, alpha=0.0, **SMALL)
+plain = train(plain_cfg, env, PLAIN_DIR, 2 if SMOKE else 20, agent_class=DDPGAgent, resume=RESUME)
+
+# %% [markdown]
+# **What 10 saved seeds of this agent do** over 100 episodes (`doc/plain.csv`): 8 of the 10 are solved at
+# episode 100, the earliest possible, and 9 of the 10 first reach a mean of 30 between episodes 12 and 26.
+
+# %% tags=["nbval-check-output"]
+pd.read_csv("doc/plain.csv")
+
+# %% [markdown]
+# ## 4. n-step targets
+#
+# The one-step target leans entirely on the critic, poor early on, and passes a reward back one step
+# per update. The $n$-step target [5, 6] sums $n$ real rewards before it bootstraps:
 # $$y_t = \sum_{k=0}^{n-1} \gamma^k\, r_{t+k} + \gamma^n\, Q_{\phi'}\big(s_{t+n}, \mu_{\theta'}(s_{t+n})\big),$$
-# the update of 2.2 with $R_t = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ and $\gamma_t = \gamma^n$. Rewards
-# reach the critic $n$ times faster and the target depends less on the critic's errors (less bias), at
-# the price of the noise of $n$ rewards (more variance).
+# the update of 2.2 with $R_t = \sum_{k=0}^{n-1}\gamma^k r_{t+k}$ and $\gamma_t = \gamma^n$: less bias
+# from the critic's errors, more variance from $n$ rewards.
 #
-# **It is uncorrected off-policy.** The rewards after step $t$ follow the actions that older, noisy
-# policies took, not $\mu_\theta$'s, so the critic is biased toward that mixture of policies, the more
-# so the larger $n$. D4PG [5] and Rainbow [9] accept this bias for the faster flow of reward. Retrace [8]
-# and tree-backup [10] would weight each further reward by the target policy's probability of the action
-# taken, but a deterministic actor gives a noisy action probability zero: every trace is cut after one
-# step, and both collapse to the one-step target.
+# **It is uncorrected off-policy.** The rewards after step $t$ follow older, noisy policies' actions, so
+# the critic is biased toward their mixture, more so for larger $n$; D4PG [5] and Rainbow [9] accept
+# this. Retrace [8] and tree-backup [10] would weight each later reward by the target policy's
+# probability of the action taken, but a deterministic actor gives a noisy action probability zero, so
+# both collapse to the one-step target.
 #
-# **n grows from 1** (a design choice): the policy changes fastest at the start, so $n$ grows by one every
-# `n_step_ramp` = 4 episodes, to 5 from episode 17. Each stored transition keeps its own discount
-# $\gamma^n$, so those stored with a smaller $n$ stay valid.
+# **n grows from 1** (a design choice), by one every `n_step_ramp` = 4 episodes, to 5 from episode 17.
+# Each transition keeps its own discount $\gamma^n$.
 #
-# **The done step** (1.2) is not stored: its next state belongs to the next episode. The steps whose
-# window it would have closed get shorter returns that bootstrap from the last real state: with $m < n$
-# real steps left, $y_t = \sum_{k=0}^{m-1}\gamma^k r_{t+k} + \gamma^m Q_{\phi'}(s_{t+m}, \mu_{\theta'}(s_{t+m}))$.
-#
-# All 20 arms step in lockstep, so one window of the last $n$ steps, arrays of shape (steps, arms, ...),
-# serves all of them.
+# **The done step** (1.2) is dropped. The steps whose window it would close keep their $m < n$ remaining
+# rewards, discounted by $\gamma^m$, and bootstrap from the last real state.
 
 # %% tags=["export"]
 class NStepAccumulator:
@@ -795,10 +966,11 @@ class NStepAccumulator:
         self.count += 1
         return self.emit(next_states) if self.count == self.n else None
 
-
 # %% [markdown]
-# **Your turn (3): the $n$-step transition.** The window holds steps $t, \dots, t+n-1$ of every arm:
-# emit, for each arm, the transition that starts at $t$ and bootstraps from $s_{t+n}$.
+# **Your turn (4): the $n$-step transition.** From the window of steps $t, \dots, t+n-1$, emit for each
+# arm the transition that starts at $t$ and bootstraps from $s_{t+n}$.
+#
+# The check after your cell, with $n = 3$, $\gamma = 0.5$ and rewards 1, 2, 3, 4: first return 2.75, discount 0.125.
 
 # %% nbgrader={"grade": false, "grade_id": "n-step-return", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(NStepAccumulator)
@@ -807,11 +979,6 @@ def emit(self, next_states: np.ndarray) -> tuple:
     ret = sum(self.discounts[k] * self.rewards[k] for k in range(self.n))  # sum_k gamma^k r_{t+k}, per arm
     disc = np.full(len(ret), self.discounts[self.n], np.float32)
     return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
-
-
-# %% [markdown]
-# Check with $n = 3$, $\gamma = 0.5$ and rewards $1, 2, 3, 4$ (ten times more for the second arm): the
-# first return is $1 + 0.5 \cdot 2 + 0.25 \cdot 3 = 2.75$, discounted by $0.125$.
 
 # %% nbgrader={"grade": true, "grade_id": "check-n-step-return", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
@@ -827,9 +994,11 @@ assert emitted == [([0, 0], [2.75, 27.5], [3, 3], [0.125, 0.125]), ([1, 1], [4.5
 assert all(x.dtype == np.float32 for x in out)
 
 # %% [markdown]
-# **Your turn (3): the flush at the episode's end.** Return the window's steps not yet emitted as
+# **Your turn (4): the flush at the episode's end.** Return the window's steps not yet emitted as
 # starts, each with its return truncated at the last real state (`last_states`) and $\gamma^m$ for its
 # $m$ remaining steps; the window may or may not have filled.
+#
+# The check after your cell, with $n = 3$ and $\gamma = 0.5$: the flush of a window cut short and of a full one, then an empty window.
 
 # %% nbgrader={"grade": false, "grade_id": "n-step-flush", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(NStepAccumulator)
@@ -846,13 +1015,6 @@ def flush(self, last_states: np.ndarray) -> tuple | None:
         rows.append((self.states[j], self.actions[j], ret, last_states, disc))
     return tuple(np.concatenate(column, dtype=np.float32) for column in zip(*rows))
 
-
-# %% [markdown]
-# Check, $n = 3$ and $\gamma = 0.5$. An episode that ends before the window fills (rewards 1, 2, then
-# done) flushes both steps: returns $2$ and $2$, discounts $0.25$ and $0.5$, bootstrapping from the last
-# real state. After a full window of rewards 2, 3, 4 whose oldest step was emitted, the flush gives $5$
-# and $4$; the next episode starts with an empty window.
-
 # %% nbgrader={"grade": true, "grade_id": "check-n-step-flush", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 acc = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1)
 acc.push(state(0), state(0), np.array([1.0, 10.0]), state(1), done=False)
@@ -868,10 +1030,6 @@ print(f"done after a full window: starts s={s[:, 0]}, returns={ret}, discounts={
 assert s[:, 0].tolist() == [2, 2, 3, 3] and ret.tolist() == [5, 50, 4, 40] and disc.tolist() == [0.25, 0.25, 0.5, 0.5]
 assert s_next[:, 0].tolist() == [4, 4, 4, 4] and all(x.dtype == np.float32 for x in (s, a, ret, s_next, disc))
 assert acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False) is None and acc.count == 1
-
-# %% [markdown]
-# The window in one picture: one arm's episode of 9 steps with $n = 4$; the flush at the end gives shorter
-# returns that bootstrap from the last real state.
 
 # %%
 # One arm's episode of 9 steps with n = 4: each stored transition as the rewards it sums (bar) and the
@@ -903,39 +1061,60 @@ plt.show()
 print(rows)
 
 # %% [markdown]
-# **Exercises.**
-# 1. Train with one-step targets, `Config(n_step=1)`, for 60 episodes: which rises sooner, it or the
-#    default run (`checkpoints/`), and whose mean $Q$ ends higher?
-# 2. Start at $n = 5$, `Config(n_step_ramp=0)`, and look at the first 10 episodes.
+# **Exercise.** Train `Config(n_step=1)` for 60 episodes: does it rise sooner than the default, and does
+# its mean $Q$ end higher?
 
 # %% [markdown]
-# **What $n$-step targets measurably do: both help.** 1-step targets, and 5-step targets without the ramp,
-# each score worse than the default agent on episodes 1-100, in every seed (columns as in section 2.3):
+# **$n$-step targets in the agent**: `Agent`, the agent of 3.3 with transitions from the window.
+
+# %% tags=["export"]
+class Agent(DDPGAgent):
+    """Plain DDPG's agent (3.3) with n-step targets (4), prioritized replay (5) and NoisyNet (6)."""
+
+    nstep = None  # the n-step window, made by begin_episode
+
+    def begin_episode(self, episode: int) -> None:
+        """Episode `episode`'s n (growing from 1), then its learning interval and first policy (3.3)."""
+        cfg = self.cfg
+        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
+        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
+            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
+        super().begin_episode(episode)
+
+    def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
+        """What the n-step window emits: nothing, one transition per arm, or at the episode's end the rest."""
+        return self.nstep.push(states, actions, rewards, next_states, done)
+
+# %% [markdown]
+# **What $n$-step targets measurably do.** 1-step targets in place of 5-step ones score worse on episodes
+# 1-100 in every seed; starting at $n = 5$ without the ramp scores worse too:
 
 # %% tags=["nbval-check-output"]
 effects.loc["mean_1_100"].loc[["one_step", "no_ramp"]]
 
 # %% [markdown]
-# ## 4. Prioritized replay
+# ## 5. Prioritized replay
 #
-# ### 4.1 Sampling by priority, with a sum tree
+# ### 5.1 Sampling by priority, with a sum tree
 #
-# Uniform replay draws every transition equally often. Prioritized replay [3] bets that the ones the
-# critic gets badly wrong teach more, and samples transition $i$ with probability
+# Prioritized replay [3] bets that transitions the critic gets badly wrong teach more, and samples
+# transition $i$ with probability
 # $$P(i) = \frac{p_i^\alpha}{\sum_k p_k^\alpha}, \qquad p_i = |\delta_i| + c,$$
-# where $\delta_i$ is its last TD error, $c > 0$ (`priority_offset`) keeps every transition reachable,
-# and $\alpha$ sets how strongly to prioritise ($\alpha = 0$ is uniform). The buffer stores $p_i^\alpha$.
+# with $\delta_i$ its last TD error, $c > 0$ (`priority_offset`) keeping every transition reachable, and
+# $\alpha$ the strength ($\alpha = 0$ is uniform). The buffer stores $p_i^\alpha$.
 #
-# A **sum tree** makes this fast: a binary tree whose leaves hold the stored priorities and whose every
-# node holds the sum of its children, so the root holds $\sum_k p_k^\alpha$. In one array of size $2M$
-# ($M$ a power of two), node $q$ has children $2q$ and $2q+1$, the root is node 1, and the leaves are
-# nodes $M \dots 2M-1$. Changing a priority recomputes one path up to the root; sampling a prefix sum
-# $u \in [0, \sum_k p_k^\alpha)$ walks one path down: at each node, go left if $u$ falls within the left
-# child's sum, else subtract that sum and go right. Both take $\log_2 M$ steps.
+# A **sum tree** holds them in its leaves, and in each node the sum of its children. In one array of size
+# $2M$, the root is node 1, node $q$ has children $2q$ and $2q+1$, and the leaves are nodes
+# $M \dots 2M-1$. A new priority recomputes one path up; sampling $u \in [0, \sum_k p_k^\alpha)$ walks one
+# path down: go left if $u$ is below the left child's sum, else subtract that sum and go right.
+# Both take $\log_2 M$ steps.
 
 # %% [markdown]
-# **Your turn (4.1): one step of the walk down.** From `node`, with $u$ within the node's sum: the child
+# **Your turn (5.1): one step of the walk down.** From `node`, with $u$ within the node's sum: the child
 # whose subtree holds $u$, and $u$ within that child.
+#
+# The check after your cell: `walk_step` on four leaves; the package's `SumTree`, walking with your step, draws priorities
+# 1, 2, 3, 4 in proportion and keeps its sums.
 
 # %% nbgrader={"grade": false, "grade_id": "sum-tree-walk", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
@@ -945,72 +1124,12 @@ def walk_step(tree: np.ndarray, node: int, u: float) -> tuple[int, float]:
         return 2 * node + 1, u - left
     return 2 * node, u
 
-
-# %% [markdown]
-# The tree around your step (compiled by numba, as is your step): the walk takes exactly one step per level.
-
-# %% tags=["export"]
-@numba.njit
-def tree_set(tree: np.ndarray, leaves: int, index: np.ndarray, values: np.ndarray) -> None:
-    """Write each leaf, then recompute its ancestors from their children, up to the root."""
-    for k in range(len(index)):
-        node = index[k] + leaves
-        tree[node] = values[k]
-        node //= 2
-        while node >= 1:
-            tree[node] = tree[2 * node] + tree[2 * node + 1]
-            node //= 2
-
-
-@numba.njit
-def tree_find(tree: np.ndarray, leaves: int, levels: int, values: np.ndarray, step) -> np.ndarray:
-    """For each prefix sum u: walk down from the root, one `step` per level, to a leaf."""
-    found = np.empty(len(values), np.int64)
-    for k in range(len(values)):
-        node, u = 1, values[k]
-        for _ in range(levels):
-            node, u = step(tree, node, u)
-        found[k] = node - leaves
-    return found
-
-
-class SumTree:
-    """A complete binary tree in one array: leaves hold priorities, each node its children's sum."""
-
-    def __init__(self, capacity: int):
-        self.leaves = 1 << max(0, capacity - 1).bit_length()  # M: a power of two >= capacity
-        self.levels = self.leaves.bit_length() - 1
-        self.tree = np.zeros(2 * self.leaves)
-
-    def __getitem__(self, index):
-        return self.tree[np.asarray(index) + self.leaves]
-
-    def __setitem__(self, index, values):
-        index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
-        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
-
-    def total(self) -> float:
-        """The sum of all leaves: the root."""
-        return self.tree[1]
-
-    def find_prefix_sum(self, values: np.ndarray) -> np.ndarray:
-        """For each u in [0, total): the leaf i with sum(p[:i]) <= u < sum(p[:i+1])."""
-        return tree_find(
-            self.tree, self.leaves, self.levels, np.ascontiguousarray(values, dtype=np.float64), compiled(walk_step)
-        )  # the package's numba cache: one compilation per definition
-
-
-# %% [markdown]
-# Check: first `walk_step` alone, in plain Python, on four leaves 1, 2, 3, 4; then priorities 1, 2, 3, 4
-# are sampled about 10%, 20%, 30%, 40% of the time, and after an update every node still holds the sum
-# of its children.
-
 # %% nbgrader={"grade": true, "grade_id": "check-sum-tree-walk", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 small = np.array([0.0, 10, 3, 7, 1, 2, 3, 4])  # node 1 the root, 2-3 its children, 4-7 the leaves
 steps = [walk_step(small, 1, 2.5), walk_step(small, 1, 3.0), walk_step(small, 3, 3.5), walk_step(small, 2, 0.5)]
 print("(child, u) from (node 1, u 2.5), (1, 3), (3, 3.5), (2, 0.5):", steps)
 assert [(int(n), float(u)) for n, u in steps] == [(2, 2.5), (3, 0.0), (7, 0.5), (4, 0.5)]
-tree = SumTree(5)
+tree = SumTree(5, walk_step)
 tree[np.arange(4)] = [1.0, 2.0, 3.0, 4.0]
 print("total:", tree.total())
 draws = tree.find_prefix_sum(np.random.default_rng(0).uniform(0, tree.total(), 100_000))
@@ -1023,65 +1142,37 @@ print("after setting leaf 0 to 5 and leaf 3 to 0: total", tree.total(), "- node 
 assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2.0, 3.0, 0.0]
 
 # %% [markdown]
-# ### 4.2 Importance weights, and the buffer
+# ### 5.2 Importance weights, and the buffer
 #
-# Sampling by priority changes the distribution the critic's expectation is taken over, so each squared
-# TD error is weighted by
+# Prioritized sampling biases the critic's expectation, so each squared TD error is weighted by
 # $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j\, (N \cdot P(j))^{-\beta}}, \qquad j \text{ over the batch},$$
-# which undoes the bias fully at $\beta = 1$ ($N$ is the number of stored transitions). Dividing by the
-# largest weight keeps every weight at most 1 [3]; we take that maximum over the batch, as Dopamine does
-# [11]. Under plain SGD this scale would act as a learning rate, but both networks learn with Adam, which
-# divides each step by a running estimate of the gradient's size: a constant factor on the loss cancels,
-# and the weights act through their ratios. The actor's step uses the same batch without weights.
-# $\beta$ grows linearly from 0.4 to 1 over `beta_steps` = 110,000 environment steps (about 110 episodes).
+# with $N$ stored transitions; $\beta = 1$ undoes the bias fully. Dividing by the batch's largest weight
+# (as Dopamine [11] does) keeps every weight at most 1 [3]. Under plain SGD this scale would act as a
+# learning rate; Adam divides each step by a running estimate of the gradient's size, so a constant
+# factor on the loss cancels and the weights act through their ratios. The actor's step is unweighted.
+# $\beta$ grows linearly from 0.4 to 1 over `beta_steps` = 110,000 environment steps, reaching only about
+# 0.95 by episode 100: the weights undo most of the bias, not all.
 #
-# Sampling is stratified: the total is cut into `batch` equal segments and one prefix sum is drawn in
-# each. A ring index overwrites the oldest transition.
-#
-# **A new transition's priority.** It has no TD error yet. Schaul et al. [3] give it the largest priority
-# seen so far, so that it is replayed soon; this agent gives it the largest of the last `priority_window`
-# = 100 updates. That is a choice, not a finding: in the report's runs neither rule is clearly better than
-# the other, and under either a new transition enters well above the mean $|\delta|$ (`Report.ipynb`,
-# section 5).
+# **A new transition** enters at the largest priority of the last `priority_window` = 100 updates, not
+# of all so far as in [3]: a choice, not a finding; in the report's runs neither rule is clearly better.
 
 # %% tags=["export"]
-class PrioritizedReplay:
-    """Replay of n-step transitions (s, a, R, s', discount), sampled by priority."""
+class PrioritizedReplay(UniformReplay):
+    """The replay of 3.2, sampled by priority."""
 
-    def __init__(
-        self,
-        capacity: int,
-        state_size: int,
-        action_size: int,
-        alpha: float,
-        offset: float,
-        rng: np.random.Generator,
-        window: int = 1,
-    ):
-        self.capacity = capacity
+    def __init__(self, capacity, state_size, action_size, alpha: float, offset: float, rng, window: int = 1):
+        super().__init__(capacity, state_size, action_size, rng)
         self.alpha = alpha
         self.offset = offset
-        self.rng = rng
         self.window = window
-        self.states = np.zeros((capacity, state_size), np.float32)
-        self.actions = np.zeros((capacity, action_size), np.float32)
-        self.returns = np.zeros(capacity, np.float32)
-        self.next_states = np.zeros((capacity, state_size), np.float32)
-        self.discounts = np.zeros(capacity, np.float32)
-        self.priorities = SumTree(capacity)  # holds p_i^alpha
+        self.priorities = SumTree(capacity, walk_step)  # holds p_i^alpha
         self.recent = np.ones(window)  # the largest p_i of each of the last `window` updates
-        self.next = 0  # the row the next transition goes to
-        self.size = 0  # transitions stored
         self.updates = 0  # updates of the priorities so far
 
     def add(self, states, actions, returns, next_states, discounts) -> np.ndarray:
-        """Store a batch of transitions over the oldest; return the rows they went to."""
-        idx = (self.next + np.arange(len(returns))) % self.capacity
-        self.states[idx], self.actions[idx], self.returns[idx] = states, actions, returns
-        self.next_states[idx], self.discounts[idx] = next_states, discounts
+        """Store a batch of transitions over the oldest, at the entry priority; return their rows."""
+        idx = super().add(states, actions, returns, next_states, discounts)
         self._set_priority(idx, np.full(len(idx), self.entry_priority))
-        self.next = (self.next + len(idx)) % self.capacity
-        self.size = min(self.size + len(idx), self.capacity)
         return idx
 
     def sample(self, batch: int, beta: float):
@@ -1090,10 +1181,7 @@ class PrioritizedReplay:
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
         weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        batch_arrays = tuple(
-            x[idx] for x in (self.states, self.actions, self.returns, self.next_states, self.discounts)
-        )
-        return idx, weights.astype(np.float32), batch_arrays
+        return idx, weights.astype(np.float32), self.rows(idx)
 
     @property
     def entry_priority(self) -> float:
@@ -1103,22 +1191,17 @@ class PrioritizedReplay:
     def _set_priority(self, idx, priorities) -> None:
         self.priorities[idx] = priorities**self.alpha
 
-
 # %% [markdown]
-# **Your turn (4.2): the importance weights** of a batch, from its stored priorities $p_i^\alpha$, their
+# **Your turn (5.2): the importance weights** of a batch, from its stored priorities $p_i^\alpha$, their
 # total over the buffer, and the number $N$ of stored transitions.
+#
+# The check after your cell: for priorities 9, 1, 1, 1, 1, weights $9^{-\beta}$ and 1; $\beta = 0$ gives uniform weights.
 
 # %% nbgrader={"grade": false, "grade_id": "importance-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 def importance_weights(priorities: np.ndarray, total: float, size: int, beta: float) -> np.ndarray:
-    """The batch's importance weights, the largest of them 1 (4.2)."""
+    """The batch's importance weights, the largest of them 1 (5.2)."""
     weights = (size * priorities / total) ** -beta
     return weights / weights.max()
-
-
-# %% [markdown]
-# Check: for stored priorities 9, 1, 1, 1, 1 (total 13), the most likely transition, 9 times as likely
-# as the others, gets $9^{-\beta}$ times their weight; the largest weight is 1; and $\beta = 0$ gives
-# uniform weights.
 
 # %% nbgrader={"grade": true, "grade_id": "check-importance-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 p = np.array([9.0, 1.0, 1.0, 1.0, 1.0])
@@ -1131,23 +1214,20 @@ for beta in (0.5, 1.0):
 assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 
 # %% [markdown]
-# **Your turn (4.2): the priorities after an update.** Set the sampled transitions' stored
+# **Your turn (5.2): the priorities after an update.** Set the sampled transitions' stored
 # priorities from their TD errors, and remember this update's largest $p$ for the new transitions.
+#
+# The check after your cell: each transition holds its own $(|\delta_i| + c)^\alpha$; a new one enters at the largest $p$ of
+# the last `window` updates.
 
 # %% nbgrader={"grade": false, "grade_id": "new-priority", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(PrioritizedReplay)
 def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
-    """Store the sampled transitions' new priorities, and note this update's largest for new ones (4.2)."""
+    """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
     priorities = np.abs(td_errors) + self.offset
     self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
     self.updates += 1
     self._set_priority(idx, priorities)
-
-
-# %% [markdown]
-# Check: updated out of order, each transition holds its own $p_i^\alpha = (|\delta_i| + c)^\alpha$; and after
-# updates whose largest $p$ are 9, 0.5 and 0.25, a new transition enters at 0.5 with a window of 2
-# updates and at 9 with a window of 3.
 
 # %% nbgrader={"grade": true, "grade_id": "check-new-priority", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 zeros = np.zeros((5, 1), np.float32)
@@ -1173,8 +1253,7 @@ for window in (2, 3):  # after one large TD error and two small ones: 2 forgets 
     assert np.isclose(pr.priorities[0] ** 2, 0.5 if window == 2 else 9.0)
 
 # %% [markdown]
-# Check, the whole buffer (not graded): a transition with a TD error 9 times the others' is drawn about
-# 9/13 of the time with $\alpha = 1$ and $3/7$ with $\alpha = 0.5$, with the weights of the formula.
+# Check (not graded): the buffer samples as $P(i)$ says, with the formula's weights.
 
 # %% tags=["nbval-check-output"]
 for alpha in (1.0, 0.5):
@@ -1189,10 +1268,6 @@ for alpha in (1.0, 0.5):
         f"weights of 0 and 1 {np.round(found, 4)}, expected {np.round([(P[0] / P[1]) ** -0.5, 1], 4)}"
     )
     assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, [(P[0] / P[1]) ** -0.5, 1], rtol=1e-5)
-
-# %% [markdown]
-# Prioritized sampling in one picture: 16 transitions with TD errors from 0.1 to 3; each is drawn as often
-# as $P(i)$ says, and the importance weights undo it, fully at $\beta = 1$.
 
 # %%
 # 16 transitions with TD errors 0.1 to 3: how often each is drawn (200 batches of 256) against P(i),
@@ -1222,40 +1297,54 @@ right.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# **Exercises.**
-# 1. Uniform replay is `Config(alpha=0.0)`: train 60 episodes and compare the worst arm's score and the
-#    diagnostics' `unreplayed_share` with the default run.
-# 2. Let new transitions enter at the largest priority of the last 10,000 updates,
-#    `Config(priority_window=10_000)`, and watch `max_priority` in the diagnostics.
+# **Exercise.** Train `Config(alpha=0.0)` (uniform replay) for 60 episodes; compare the worst arm's score
+# and `unreplayed_share` with the default run.
 
 # %% [markdown]
 # **What prioritized replay measurably does here: a small gain at most.** Uniform replay scores lower on
-# episodes 1-100 in most seeds, and its plain 95% interval lies below zero; corrected for all the variants
-# compared, the difference is not clear:
+# episodes 1-100 in 8 of the 10 seeds, but its 95% interval includes zero, and corrected for all the
+# variants compared the difference is not clear:
 
 # %% tags=["nbval-check-output"]
 effects.loc["mean_1_100"].loc[["uniform"]]
 
 # %% [markdown]
 # This agrees with Fujimoto et al. [15]: prioritized sampling with a squared loss equals, in expectation,
-# uniform sampling with another loss, and in their MuJoCo runs prioritized replay brought TD3, an
-# actor-critic method like this one, little or nothing.
+# uniform sampling with another loss; in their MuJoCo runs it brought TD3 little or nothing. **In the
+# agent:** prioritized replay, its batches drawn at this step's $\beta$:
+
+# %% tags=["export"]
+@method_of(Agent)
+def make_memory(self):
+    cfg = self.cfg
+    return PrioritizedReplay(
+        cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
+    )
+
+
+@method_of(Agent)
+def beta(self) -> float:
+    return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
+
+
+@method_of(Agent)
+def replay_batch(self) -> tuple:
+    """(indices, importance weights, arrays) of a batch drawn by priority, at this step's beta."""
+    return self.memory.sample(self.cfg.batch_size, self.beta())
 
 # %% [markdown]
-# ## 5. NoisyNet exploration
+# ## 6. NoisyNet exploration
 #
-# ### 5.1 Noisy layers
+# ### 6.1 Noisy layers
 #
-# DDPG usually explores by adding noise to the actions. NoisyNet [4] makes the actor's weights noisy
-# instead, $W = \bar W + \sigma^W \odot \varepsilon^W$ and $b = \bar b + \sigma^b \odot \varepsilon^b$,
-# and learns the mean weights and the noise scales $\sigma$ by gradient descent. With factorised Gaussian
-# noise a layer with $d_\text{in}$ inputs and $d_\text{out}$ outputs needs only $d_\text{in} + d_\text{out}$
-# standard normal numbers:
+# NoisyNet [4] makes the actor's weights noisy, $W = \bar W + \sigma^W \odot \varepsilon^W$ and
+# $b = \bar b + \sigma^b \odot \varepsilon^b$, and learns the means and scales $\sigma$ by gradient
+# descent. Factorised Gaussian noise needs only $d_\text{in} + d_\text{out}$ standard normal numbers per
+# layer:
 # $$\varepsilon^W_{ji} = f(\varepsilon^{out}_j)\,f(\varepsilon^{in}_i), \qquad \varepsilon^b_j = f(\varepsilon^{out}_j), \qquad f(x) = \operatorname{sgn}(x)\sqrt{|x|},$$
 # with $\bar W$ initialised uniformly in $\pm 1/\sqrt{d_\text{in}}$ and $\sigma^W$ at
-# $\sigma_0/\sqrt{d_\text{in}}$. In the code, `weight_mean` is $\bar W$, `weight_sigma` is $\sigma^W$, and
-# `eps_in`, `eps_out` hold $f(\varepsilon^{in})$ and $f(\varepsilon^{out})$. The agent acts and learns
-# with noise; evaluation and the target actor use the mean weights.
+# $\sigma_0/\sqrt{d_\text{in}}$ (`weight_mean`, `weight_sigma`; `eps_in`, `eps_out` hold
+# $f(\varepsilon^{in})$, $f(\varepsilon^{out})$). Evaluation and the target actor use the mean weights.
 
 # %% tags=["export"]
 def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
@@ -1294,24 +1383,20 @@ class NoisyLinear(nn.Module):
             return F.linear(x, self.weight_mean, self.bias_mean)
         return F.linear(x, *self.noisy_weights(self.eps_in, self.eps_out))
 
-
 # %% [markdown]
-# **Your turn (5.1): the weights of one noise sample**, from $f(\varepsilon^{in})$ and $f(\varepsilon^{out})$.
+# **Your turn (6.1): the weights of one noise sample**, from $f(\varepsilon^{in})$ and $f(\varepsilon^{out})$.
+#
+# The check after your cell: the initial $\sigma^W$ and $\bar W$, the weights with and without noise, and a gradient step on
+# $\sigma^W$.
 
 # %% nbgrader={"grade": false, "grade_id": "noisy-weights", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
 @method_of(NoisyLinear)
 def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (5.1)."""
+    """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (6.1)."""
     return (
         torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
         torch.addcmul(self.bias_mean, self.bias_sigma, f_out),
     )
-
-
-# %% [markdown]
-# Check: $\sigma^W$ starts at $\sigma_0/\sqrt{d_\text{in}}$ and $\bar W$ within $\pm 1/\sqrt{d_\text{in}}$;
-# without noise the layer uses the mean weights; with noise, the factorised weights; and a gradient step
-# changes $\sigma^W$.
 
 # %% nbgrader={"grade": true, "grade_id": "check-noisy-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -1342,23 +1427,17 @@ print("sigma changed by a gradient step:", not torch.equal(sigma_before, layer.w
 assert not torch.equal(sigma_before, layer.weight_sigma)
 
 # %% [markdown]
-# ### 5.2 The noisy actor, and noise correlated in time
+# ### 6.2 The noisy actor
 #
-# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers; `set_noise` gives each layer its share of
-# one vector of `noise_size` standard normal numbers.
-#
-# An arm has inertia, so noise drawn afresh every step may average out before the arm moves. This agent
-# therefore draws its acting noise $\varepsilon_t$ from an **Ornstein-Uhlenbeck process** [1] of unit
-# variance (a design choice the report does not isolate):
-# $$\varepsilon_{t+1} = (1 - \kappa)\,\varepsilon_t + \sqrt{1 - (1 - \kappa)^2}\;\xi_t, \qquad \xi_t \sim \mathcal{N}(0, I).$$
-# Each $\varepsilon_t$ is still $\mathcal{N}(0, I)$, but steps $\ell$ apart are correlated by
-# $(1 - \kappa)^\ell$: a perturbed policy persists for about $1/\kappa$ steps. The learning updates draw
-# fresh, independent noise, as in [4].
+# `NoisyActor` is the actor of 2.1 with `NoisyLinear` layers; `set_noise` splits one vector of
+# `noise_size` normal numbers among them. Acting noise follows the OU process of 3.1 at unit spread, so
+# a perturbed policy lasts about $1/\kappa$ steps (a choice the report does not isolate); each update
+# draws fresh, independent noise.
 #
 # Departures from [4]: one noise sample drives all 20 arms; the target actor uses the mean weights; and
 # nothing in DDPG's actor loss rewards exploring: near a maximum of the critic a noisy action scores
-# lower on average, so the gradient tends to shrink $\sigma$ (parameter-space noise [12] adapts the scale
-# instead of learning it).
+# lower on average, so the gradient tends to shrink $\sigma$ (parameter-space noise [12] adapts the
+# scale instead).
 
 # %% tags=["export"]
 class NoisyActor(Actor):
@@ -1379,64 +1458,9 @@ class NoisyActor(Actor):
             for buffer, part in zip(buffers, f):
                 buffer.copy_(part)  # copy_ also moves it to the buffer's device and dtype
 
-    @torch.no_grad()
-    def draw(self, eps: torch.Tensor, into: Actor) -> None:
-        """Write into the plain actor `into` the weights of one noise sample (`noise_size` numbers;
-        zeros give the mean weights): `into` then acts as this actor with that noise."""
-        f = signed_sqrt(eps.to(self.layers[0].weight_mean)).split(self.sizes)
-        for k, (layer, plain) in enumerate(zip(self.layers, into.layers)):
-            weight, bias = layer.noisy_weights(f[2 * k], f[2 * k + 1])
-            plain.weight.copy_(weight)
-            plain.bias.copy_(bias)
-
-
-class OrnsteinUhlenbeck:
-    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
-    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
-
-    def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
-        self.kappa = kappa
-        self.scale = scale
-        self.generator = generator
-        self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
-
-
 # %% [markdown]
-# **Your turn (5.2): one step of the Ornstein-Uhlenbeck process**, with its standard normal draw $\xi_t$
-# from `self.generator`.
-
-# %% nbgrader={"grade": false, "grade_id": "ou-step", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
-@method_of(OrnsteinUhlenbeck)
-def sample(self) -> torch.Tensor:
-    """The process's next state, kept in self.state and returned."""
-    xi = torch.randn(self.state.shape, generator=self.generator)
-    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
-    return self.state
-
-
-# %% [markdown]
-# Check: the process keeps unit variance (a wrong increment scale would drift from it), its correlation
-# at lag $\ell$ is about $(1 - 0.15)^\ell$, and it returns its state.
-
-# %% nbgrader={"grade": true, "grade_id": "check-ou-step", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-ou = OrnsteinUhlenbeck(20_000, kappa=0.15, scale=1.0, generator=torch.Generator().manual_seed(0))
-path = torch.stack([ou.sample() for _ in range(11)])
-lags = [torch.corrcoef(torch.stack([path[0], path[k]]))[0, 1].item() for k in (1, 5, 10)]
-for _ in range(100):
-    ou.sample()
-print(
-    f"OU std after 111 steps: {ou.state.std():.3f}; correlation at lags 1, 5, 10:",
-    [round(c, 2) for c in lags],
-    " expected:",
-    [round(0.85**k, 2) for k in (1, 5, 10)],
-)
-assert abs(ou.state.std() - 1) < 0.015 and np.allclose(lags, [0.85**k for k in (1, 5, 10)], atol=0.03)
-assert torch.equal(ou.sample(), ou.state)
-
-# %% [markdown]
-# Check, the noisy actor (not graded): one call sets every layer's noise ($f(\varepsilon)$ in each
-# layer's buffers); with noise the same states give other actions, with `None` the mean weights; a
-# plain actor drawn with the same noise acts exactly as the noisy one.
+# Check (not graded): `set_noise` fills every layer; noise changes the actions, `None` gives the mean
+# weights.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -1454,15 +1478,6 @@ with torch.no_grad():
     mean_only = noisy_actor(s)
 print(f"largest change of an action by the noise: {(acting - mean_only).abs().max():.3f}")
 assert not torch.allclose(acting, mean_only)
-drawn = Actor(state_size, action_size, hidden)
-noisy_actor.draw(eps, into=drawn)
-with torch.no_grad():
-    print("a plain actor drawn with the same noise acts as the noisy actor:", torch.equal(drawn(s), acting))
-    assert torch.equal(drawn(s), acting)
-
-# %% [markdown]
-# Both kinds of noise in one picture: OU noise against white noise of the same spread, and one state's
-# actions under 300 noise samples of a fresh noisy actor.
 
 # %%
 # Left: noise correlated in time (OU, kappa 0.15) against white noise of the same spread. Right: one
@@ -1498,190 +1513,49 @@ right.legend(fontsize=8)
 plt.show()
 
 # %% [markdown]
-# **Exercises.**
-# 1. The report's ablations explore with OU action noise, or with none. In the project's checkout (the
-#    hand-out has no `experiments/`): `from experiments import ablations`, then
-#    `ablations.train(ablations.Ablation(exploration="ou"), env, "runs/ou", 20, live=False)`, and likewise
-#    `exploration="none"`. With 20 arms in 20 states, how much does the noise matter?
-# 2. Print each layer's mean $|\sigma|$ (the diagnostics' `sigma_k`) over a run: does it shrink?
+# **NoisyNet in the agent.** `Behaviour` (from the package) draws the noisy weights into a plain actor once
+# per step; it acts exactly as the noisy one, more cheaply. After the critic's step, `after_critic` updates
+# the batch's priorities (5.2) and draws fresh noise for the actor's step.
+
+# %% tags=["export"]
+@method_of(Agent)
+def make_actor(self) -> nn.Module:
+    return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
+
+
+@method_of(Agent)
+def make_behaviour(self) -> nn.Module:
+    noise = OrnsteinUhlenbeck(self.actor.noise_size, self.cfg.ou_kappa, 1.0, self.gen)  # epsilon_t (3.1)
+    return Behaviour(self, Actor(*self.sizes[1:], self.cfg.hidden), noise)
+
+
+@method_of(Agent)
+def after_critic(self, idx: np.ndarray, td: torch.Tensor) -> None:
+    """The sampled transitions' new priorities (5.2), then fresh noise for the actor's step: sigma learns too."""
+    self.memory.update_priorities(idx, td.cpu().numpy())
+    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))
 
 # %% [markdown]
-# **What NoisyNet measurably does here: no clear verdict.** OU noise on the actions scores like NoisyNet.
-# No exploration noise at all scores lower in most seeds, and its intervals lie below zero, but the
-# permutation test, corrected for all the variants, gives no verdict: exploration noise may help a little.
-# Why so little? A hypothesis that no run here isolates: 20 arms in 20 different states explore for the agent.
+# **What NoisyNet measurably does here: not shown.** OU noise on the actions in place of NoisyNet, plain
+# DDPG's exploration, scores about the same: no gain of NoisyNet over it is shown. No exploration noise
+# at all scores lower in most seeds, and its 95% interval lies below zero, but corrected for all the
+# variants the test gives no verdict.
 
 # %% tags=["nbval-check-output"]
 effects.loc["mean_1_100"].loc[["action_noise", "no_noise"]]
 
 # %% [markdown]
-# ## 6. The agent
+# ## 7. The full agent
 #
-# ### 6.1 The behaviour policy
+# ### 7.1 All of it together
 #
-# What acts is the **behaviour policy**: a copy of the normaliser, and an actor with this step's
-# Ornstein-Uhlenbeck noise (5.2), refreshed once per step; `mean_actor` acts without noise, for
-# evaluation. (It draws the noisy weights once per step into a plain `Actor`, which is only faster.)
-
-# %% tags=["export"]
-class Behaviour(nn.Module):
-    """What acts: a copy of the learner's normaliser, and its actor's weights under this step's noise."""
-
-    def __init__(self, cfg: Config, learner: DDPG, actor: Actor, generator: torch.Generator):
-        super().__init__()
-        self.learner = learner
-        self.norm = Normalizer(learner.norm.mean.numel())
-        self.actor = actor.requires_grad_(False)
-        self.noise = OrnsteinUhlenbeck(learner.actor.noise_size, cfg.ou_kappa, 1.0, generator)  # epsilon_t (5.2)
-
-    @torch.no_grad()
-    def refresh(self) -> None:
-        """Copy the learner's state statistics, and draw its actor's weights with the next noise sample."""
-        for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
-            copy.copy_(source)
-        self.learner.actor.draw(self.noise.sample(), into=self.actor)
-
-    @torch.inference_mode()  # no_grad, and none of autograd's bookkeeping (version counters) either
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return self.actor(self.norm(states)).clamp(-1, 1)
-
-    @torch.no_grad()
-    def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
-        """The learner's actor without noise; this policy is left as it is (it goes on exploring)."""
-        self.learner.actor.set_noise(None)  # the mean weights; learn() draws fresh noise before using it
-        return self.learner.actor(self.learner.norm(states)).clamp(-1, 1)
-
+# `Agent` now has every part (sections 3-6). On a GPU, `for_device` (in `train`) runs its replay and
+# update there (`continuous_control/devices.py`).
 
 # %% [markdown]
-# ### 6.2 The agent: all of it together
-#
-# `Agent` is DDPG (2.2) with the rest around it. Each step, for all 20 arms, `step` refreshes the
-# behaviour policy, updates the state statistics, feeds the $n$-step window (3) and stores what it emits
-# (4); once the buffer holds `warmup` transitions it learns every `learn_every` steps.
-#
-# **How often to learn.** Each step stores 20 transitions and an update draws 256. The agent learns every
-# step in its first `learn_every_until` = 20 episodes and every `learn_every_later` = 8 steps after them,
-# a choice for speed, not for score: in the report's ablation "learning every step throughout", the
-# agent scores better on episodes 1-100 and 91-100 in every seed, and each run takes longer.
-#
-# Three helpers come from the package: `seed_streams(cfg.seed)` gives independent seeds for the goals, the
-# replay, the weights and the noise; `refuse_non_finite` stops at a NaN in a state or a reward, naming the
-# arm; and on a GPU, `for_device` (in `train`, section 7) runs this agent with its replay and its update
-# on the GPU (`continuous_control/devices.py`).
+# Check (not graded), with recorders: the full update's $\beta$, priorities, fresh noise and order.
 
-# %% tags=["export"]
-class Agent(DDPG):
-    """DDPG (2) with n-step targets (3), prioritized replay (4) and NoisyNet (5), for all arms at once."""
-
-    def __init__(self, cfg: Config, state_size: int, action_size: int, num_agents: int):
-        seeds = seed_streams(cfg.seed)
-        self.cfg = cfg
-        self.sizes = (num_agents, state_size, action_size)
-        self.rng = np.random.default_rng(seeds["replay"])  # the replay's sampler
-        self.gen = torch.Generator().manual_seed(seeds["noise"])  # the actor's noise
-        torch.manual_seed(seeds["weights"])
-        critic, target = (TwinCritic, TwinCriticTarget) if cfg.clipped_double_q else (Critic, Critic)  # 2.3
-        super().__init__(
-            cfg,
-            self.make_actor(),
-            self.make_actor(),
-            critic(state_size, action_size, cfg.hidden),
-            target(state_size, action_size, cfg.hidden),
-            state_size,
-        )
-        self.behaviour = self.make_behaviour()
-        self.memory = self.make_memory()
-        self.observers = []  # things told of each storage and update: on_add(idx), on_update(out)
-        self.nstep = None
-        self.steps = 0
-        self.updates = 0
-        self.to(cfg.device)
-
-    def make_actor(self) -> nn.Module:  # the parts a variant of this agent (the report's ablations) may swap
-        return NoisyActor(*self.sizes[1:], self.cfg.hidden, self.cfg.noisy_sigma0)
-
-    def make_behaviour(self) -> nn.Module:  # 6.1: acts with a plain actor, drawn from the noisy one
-        return Behaviour(self.cfg, self, Actor(*self.sizes[1:], self.cfg.hidden), self.gen)
-
-    def make_memory(self):
-        cfg = self.cfg
-        return PrioritizedReplay(
-            cfg.buffer_size, *self.sizes[1:], cfg.alpha, cfg.priority_offset, self.rng, cfg.priority_window
-        )
-
-    def begin_episode(self, episode: int) -> None:
-        """Episode `episode`'s n (growing from 1), learning interval and first policy."""
-        cfg = self.cfg
-        n = min(cfg.n_step, 1 + (episode - 1) // cfg.n_step_ramp) if cfg.n_step_ramp else cfg.n_step
-        if self.nstep is None or n != self.nstep.n:  # between episodes the window is empty
-            self.nstep = NStepAccumulator(n, cfg.gamma, *self.sizes)
-        self.learn_every = cfg.learn_every if episode <= cfg.learn_every_until else cfg.learn_every_later
-        self.behaviour.refresh()
-
-
-# %% [markdown]
-# Each step, for all arms at once: act, then `step` stores what the $n$-step window emits and learns.
-
-# %% tags=["export"]
-@method_of(Agent)
-def act(self, states: np.ndarray, explore: bool = True) -> np.ndarray:
-    policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: the mean actor, no noise
-    return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
-
-
-@method_of(Agent)
-def step(self, states, actions, rewards, next_states, done: bool) -> None:
-    refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
-    if not done:
-        self.behaviour.refresh()  # the next step's policy, before this step's update
-    self.norm.update(self.tensor(states))
-    transitions = self.nstep.push(states, actions, rewards, next_states, done)
-    if transitions is not None:
-        idx = self.memory.add(*transitions)
-        for observer in self.observers:
-            observer.on_add(idx)
-    self.steps += 1
-    if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-        out = self.learn()
-        for observer in self.observers:
-            observer.on_update(out)
-
-
-@method_of(Agent)
-def beta(self) -> float:
-    return min(1.0, self.cfg.beta_start + (1 - self.cfg.beta_start) * self.steps / self.cfg.beta_steps)
-
-
-# %% [markdown]
-# **Your turn (6.2): one learning step**, `learn`: a prioritized batch, normalised; the critic's step; the
-# sampled transitions' new priorities; fresh noise for the actor's step; the actor's step; the targets.
-# It returns the two losses, the mean $Q$, and the batch's indices and TD errors as a dict (keys `critic_loss`,
-# `actor_loss`, `q`, `idx`, `td`): the run's diagnostics read them.
-
-# %% nbgrader={"grade": false, "grade_id": "learn", "locked": false, "schema_version": 3, "solution": true, "task": false} tags=["export"]
-@method_of(Agent)
-def learn(self) -> dict:
-    """One update of the networks on a prioritized batch, and of the batch's priorities."""
-    idx, weights, batch = self.memory.sample(self.cfg.batch_size, self.beta())
-    s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
-    s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
-    td, critic_loss, q = self.update_critic(s, a, ret, s_next, disc, self.tensor(weights))
-    self.memory.update_priorities(idx, td.cpu().numpy())
-    self.actor.set_noise(torch.randn(self.actor.noise_size, generator=self.gen))  # fresh noise: sigma learns too
-    actor_loss = self.update_actor(s)
-    self.update_targets()
-    self.updates += 1
-    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
-
-
-# %% [markdown]
-# Check, with every part that `learn` calls replaced by a recorder: it samples at this step's $\beta$; the
-# critic learns first, on normalised states, with the weights; the critic's TD errors become the
-# priorities; the actor's step uses fresh noise from `gen`; the targets move last.
-
-# %% nbgrader={"grade": true, "grade_id": "check-learn", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-import inspect
-
+# %% tags=["nbval-check-output"]
 agent = Agent(Config(buffer_size=1000, batch_size=4, warmup=4), state_size, action_size, num_agents)
 agent.norm.update(torch.randn(100, state_size) * 10 + 3)
 sizes = (state_size, action_size, 1, state_size, 1)
@@ -1690,20 +1564,8 @@ batch = (raw[0], raw[1], raw[2][:, 0], raw[3], raw[4][:, 0])
 idx = np.array([3, 1, 4, 1])
 weights = np.array([0.5, 1.0, 0.25, 1.0], np.float32)
 td = torch.tensor([1.0, -2.0, 3.0, -4.0])
-calls = []
+calls, record = recording()
 noise_state = agent.gen.get_state().clone()
-
-
-def record(name, real, result=None):
-    """A stand-in for the method `real` that notes its arguments by name, however they are passed."""
-
-    def stand_in(*args, **kwargs):
-        calls.append((name, inspect.signature(real).bind(*args, **kwargs).arguments))
-        return result
-
-    return stand_in
-
-
 agent.memory.sample = record("sample", agent.memory.sample, (idx, weights, batch))
 agent.memory.update_priorities = record("priorities", agent.memory.update_priorities)
 agent.update_critic = record("critic", agent.update_critic, (td, 1.5, 2.5))
@@ -1732,11 +1594,9 @@ assert (out["critic_loss"], out["actor_loss"], out["q"]) == (1.5, -3.5, 2.5)
 assert np.array_equal(out["idx"], idx) and np.array_equal(np.asarray(out["td"]), td.numpy())
 assert agent.updates == 1
 
-
 # %% [markdown]
-# Check: after 12 made-up steps with $n = 5$, the buffer holds the $20 \times 8$ transitions emitted so
-# far, and the agent has learned at every step since the buffer held the warm-up's 40; priorities have
-# moved; the behaviour policy explores; and a NaN state is refused, naming the arm and the step.
+# Check, after 12 made-up steps: the buffer's size, the updates, the priorities and the
+# exploration; a NaN state is refused, naming the arm and step.
 
 # %% tags=["nbval-check-output"]
 check = Agent(Config(buffer_size=1000, batch_size=32, warmup=40, n_step_ramp=0), state_size, action_size, num_agents)
@@ -1767,7 +1627,7 @@ except ValueError as refused:
     assert "arm 3" in str(refused) and "step 13" in str(refused)
 
 # %% [markdown]
-# Check: the episodes' $n$ (section 3) and learning interval follow the schedule.
+# Check: each episode's $n$ (section 4) and learning interval, and $\beta$, follow their schedules.
 
 # %% tags=["nbval-check-output"]
 ramp = Agent(Config(buffer_size=5000), state_size, action_size, num_agents)
@@ -1787,11 +1647,8 @@ print("beta at steps 0, beta_steps / 2, beta_steps and twice that:", betas)
 assert betas == [ramp.cfg.beta_start, round((1 + ramp.cfg.beta_start) / 2, 6), 1.0, 1.0]
 ramp.steps = 0
 
-# %% [markdown]
-# The schedule in one picture: each episode's $n$ and the steps between updates.
-
 # %%
-# The schedule of section 6.2, read from the check's agent `ramp`: each episode's n and steps between updates.
+# The schedule of section 3.3, read from the check's agent `ramp`: each episode's n and steps between updates.
 episodes = np.arange(1, 41)
 schedule = []
 for episode in episodes:
@@ -1800,123 +1657,66 @@ for episode in episodes:
 schedule = np.array(schedule)
 fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.5))
 left.step(episodes, schedule[:, 0], where="post")
-left.set(xlabel="episode", ylabel="n", title="n-step targets: n grows from 1 (section 3)")
+left.set(xlabel="episode", ylabel="n", title="n-step targets: n grows from 1 (section 4)")
 right.step(episodes, schedule[:, 1], where="post", color="tab:green")
 right.set(xlabel="episode", ylabel="steps between updates", title="Learning: every step, then every 8")
 plt.show()
 
 # %% [markdown]
-# **Exercises.**
-# 1. Learn every step throughout, `Config(learn_every_later=1)`: does the mean of episodes 1-100 change?
-# 2. Halve the fast episodes, `Config(learn_every_until=10)`: do episodes 11-20 need an update every step?
-
-# %% [markdown]
-# ## 7. Training
+# ### 7.2 Training the full agent
 #
-# One loop for all 20 arms: each step the agent acts for every arm, the environment steps, and the agent
-# stores the step and learns. `TrainingRun` (from the package) keeps the scores, logs, draws the learning
-# curve, checkpoints every 5 episodes and writes the results at the end. On the built-in Reacher, `train`
-# seeds the goals from `cfg.seed`, so a run repeats episode for episode on the same kind of processor.
-
-# %% tags=["export"]
-def train(
-    cfg: Config,
-    env,
-    run_dir: str,
-    max_episodes: int = 200,
-    stop_when_solved: bool = True,
-    resume: bool = False,
-    live: bool = True,
-    agent_class: type = Agent,
-    **bookkeeping,
-) -> dict:
-    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`:
-    `Agent`, or a variant of it (the report's ablations)."""
-    brain_name = env.brain_names[0]
-    if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
-        env.seed(seed_streams(cfg.seed)["goals"])
-    states = env.reset(train_mode=True)[brain_name].vector_observations
-    num_agents, state_size = states.shape
-    agent_class = for_device(agent_class, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
-    agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
-    for episode in range(run.start(resume), max_episodes + 1):
-        states = env.reset(train_mode=True)[brain_name].vector_observations
-        agent.begin_episode(episode)  # n, and how often to learn, this episode
-        scores = np.zeros(num_agents)
-        while True:
-            actions = agent.act(states)  # every arm at once, with exploration
-            env_info = env.step(actions)[brain_name]
-            rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
-            done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)  # store, and learn
-            scores += rewards
-            states = next_states
-            if done:
-                break
-        if run.end_episode(episode, scores):  # scores, log, checkpoint; True when finished
-            break
-    return run.finish()  # result files in run_dir
-
-
-# %% [markdown]
-# Check, on a made-up environment of two arms whose episodes last 4 steps (the 4th reports done and
-# returns the start state): the agent sees each state the environment returned, its actions go to the
-# environment, and a score sums every reward, the done step's included.
-
-# %% tags=["nbval-check-output"]
-import tempfile
-
-
-class Steps:  # the made-up environment: state t at step t; rewards 1 and 2 per step
-    brain_names, brains = ["arm"], {"arm": type("Brain", (), {"vector_action_space_size": 2})}
-
-    def info(self, done=False):
-        return type(
-            "Info",
-            (),
-            {
-                "vector_observations": np.full((2, 3), self.t, np.float32),
-                "rewards": [1.0, 2.0],
-                "local_done": [done] * 2,
-            },
-        )
-
-    def reset(self, train_mode):
-        self.t = 0
-        return {"arm": self.info()}
-
-    def step(self, actions):
-        self.actions, self.t = actions, (self.t + 1) % 4
-        return {"arm": self.info(done=self.t == 0)}
-
-
-class Spy(Agent):  # the lesson's agent, recording what train gives it
-    seen = []
-
-    def begin_episode(self, episode):
-        self.seen.append(("episode", episode))
-        super().begin_episode(episode)
-
-    def step(self, states, actions, rewards, next_states, done):
-        assert np.array_equal(actions, self.env.actions), "the actions sent to the environment are not the agent's"
-        self.seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
-        super().step(states, actions, rewards, next_states, done)
-
-
-with tempfile.TemporaryDirectory() as folder:
-    Spy.env = Steps()
-    history = train(Config(buffer_size=100, batch_size=4, warmup=4), Spy.env, folder, 2, live=False, agent_class=Spy)
-episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
-print("what the agent saw:", Spy.seen[:5], "...")
-assert Spy.seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]
-
-# %% [markdown]
-# The configuration: the defaults above, or the smoke configuration (two episodes, a small
-# buffer, early learning, and a shorter evaluation and replay in section 9) when `SMOKE=1`.
+# **This agent against the DDPG paper** [1]: each departure, why, and its ablation in the report.
 
 # %%
-cfg = Config(buffer_size=20_000, batch_size=64, warmup=1_000) if SMOKE else Config()
+c = Config()
+departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
+    ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
+    (
+        "action enters the critic",
+        "at the 2nd hidden layer",
+        "with the state, at the input",
+        "simpler, as in Spinning Up and CleanRL",
+        None,
+    ),
+    (
+        "learning rates: actor, critic",
+        "1e-4, 1e-3",
+        f"{c.actor_lr:g}, {c.critic_lr:g}",
+        "one rate for both, as CleanRL",
+        None,
+    ),
+    ("critic weight decay", "1e-2", "none", "none in TD3, Spinning Up or CleanRL either", None),
+    ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
+    (
+        "state scaling",
+        "batch normalization",
+        "running mean and variance (2.1)",
+        "the same statistics for acting and learning",
+        None,
+    ),
+    ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
+    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (4)", "rewards reach the critic sooner", "1-step targets"),
+    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (5)", "a small gain at most (5)", "uniform replay"),
+    (
+        "exploration",
+        "OU action noise",
+        "NoisyNet, OU-correlated noise (6)",
+        "noise in the weights: it depends on the state",
+        "OU action noise instead of NoisyNet",
+    ),
+    (
+        "learning schedule",
+        "every step",
+        f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (3.3)",
+        "speed: learning every step scores better, but takes longer (3.3)",
+        "learning every step throughout",
+    ),
+]
+rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |" for what, paper, ours, why, ablation in departures]
+Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
+
+# %%
+cfg = Config(**SMALL)
 max_episodes = 2 if SMOKE else 200
 eval_episodes, replay_steps = (1, 40) if SMOKE else (5, 200)
 print("\n".join(f"{name:18s} {value}" for name, value in asdict(cfg).items()))
@@ -1927,8 +1727,7 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 # %% [markdown]
 # ## 8. Results
 #
-# Read from the run's own `summary.json`. "Solved at episode $E$" means that episodes $E-99, \dots, E$
-# average at least 30; 100 is the earliest the criterion allows.
+# "Solved at episode $E$": episodes $E-99, \dots, E$ average at least 30.
 
 # %%
 run = load_run(RUN_DIR)
@@ -1952,14 +1751,12 @@ print(
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "task-solved", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": true}
 # **Your run (graded by hand).** Hand in this notebook after a full run of the training cell, without
-# `SMOKE=1`: its output shows the reward plot, the 20-arm mean score of each episode and its 100-episode
-# average, and the cell above says at which episode that average reaches +30.
+# `SMOKE=1`: its output shows the reward plot, each episode's 20-arm mean score and 100-episode average,
+# and the cell above gives the episode at which that average reaches +30.
 
 # %% [markdown]
-# What learning saw, episode by episode (`diagnostics.csv`): the mean $Q$ and the losses, the mean
-# $|\delta|$, NoisyNet's $\sigma$, and how replay was shared between new and old transitions. Two lines
-# to read $Q$ against: the ceiling $r_\max/(1-\gamma)$, and the return the arms earned, about
-# (score / 1001) / $(1-\gamma)$.
+# The run's diagnostics, episode by episode. Read $Q$ against the ceiling $r_\max/(1-\gamma)$ and the
+# return earned, about (score / 1001) / $(1-\gamma)$.
 
 # %%
 d = run["diagnostics"]
@@ -1982,10 +1779,9 @@ plt.show()
 
 # %% [markdown]
 # **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right. It may be the
-# overestimation of section 2.3; no run here isolates the cause. The cell reads the report's 1-step and
-# clipped double-Q runs beside the default's, as the report's table `doc/critic_q.csv` sums them up (the
-# means over the seeds); the 1-step critics end below the return earned, possibly because they have not
-# yet converged.
+# overestimation of 2.3; no run here isolates the cause. Below, the report's 1-step and clipped double-Q
+# runs beside the default's (`doc/critic_q.csv`): the 1-step critics end below the return earned, possibly because they have
+# not yet converged.
 
 # %%
 critic_q = pd.read_csv("doc/critic_q.csv")
@@ -1998,9 +1794,8 @@ for row in critic_q.itertuples():
 # %% [markdown]
 # ## 9. Watch the trained agent
 #
-# The exported policy (`torch.export`: it needs only torch) is the **target actor**, the moving average of
-# the recent actors (2.2), without noise. The cell plays it and the last online actor for 5 episodes on
-# goals the run never saw; one run cannot settle which is better.
+# The exported policy is the **target actor** (2.2), without noise. It and the last online actor play 5
+# episodes on unseen goals; one run cannot settle which is better.
 
 # %%
 policy = load_policy(os.path.join(RUN_DIR, "actor.pt2"))  # torch.export.load, refusing any part that unpickles
@@ -2022,8 +1817,8 @@ for name, act in candidates.items():
 # %% [markdown]
 # ### A replay you can play and scrub
 #
-# The exported policy on unseen goals; pick the goals' speed and size, press *replay*, then play or drag
-# the slider. Without a kernel the panel shows one frame.
+# Pick the goals' speed and size, press *replay*, then play or drag the slider. Without a kernel the panel
+# shows one frame.
 
 # %%
 replay_panel(policy, replay_steps)
@@ -2034,37 +1829,32 @@ env.close()
 # %% [markdown]
 # ## 10. Your report
 #
-# In the cell below, in your own words and in a page at most: the learning algorithm, the
-# hyperparameters you chose, the networks' architectures, and ideas for future work.
+# In your own words, a page at most: the algorithm, your hyperparameters, the architectures, future work.
 
 # %% [markdown] nbgrader={"grade": true, "grade_id": "report", "locked": false, "points": 4, "schema_version": 3, "solution": true, "task": false}
-# **Learning algorithm.** DDPG (section 2): a deterministic actor and a critic, each with a slowly
-# following target copy; the critic learns from n-step TD targets (section 3), replayed by priority with
-# importance weights (section 4); the actor explores through its own noisy weights (section 5).
+# **Learning algorithm.** DDPG (2), $n$-step targets (4), prioritized replay (5), a noisy actor (6).
 #
-# **Hyperparameters.** The `Config` of section 1.3, each with the reason for its value.
+# **Hyperparameters.** The `Config` of 1.3, with reasons.
 #
-# **Architectures.** Section 2.1: the actor and the critic are small fully connected networks on
-# normalised states; the actor's layers are noisy (section 5.1), its output squashed by tanh.
+# **Architectures.** Small fully connected networks; noisy actor layers (2.1, 6.1).
 #
-# **Future work.** A distributional critic as in D4PG, and the ablations of the report
-# (`Report.ipynb`) repeated on more seeds.
+# **Future work.** A distributional critic (D4PG); more seeds for the ablations.
 
 # %% [markdown]
 # ## 11. References
 #
-# 1. T. P. Lillicrap et al., *Continuous control with deep reinforcement learning*, ICLR 2016, arXiv:1509.02971.
-# 2. D. Silver et al., *Deterministic policy gradient algorithms*, ICML 2014.
-# 3. T. Schaul, J. Quan, I. Antonoglou, D. Silver, *Prioritized experience replay*, ICLR 2016, arXiv:1511.05952.
-# 4. M. Fortunato et al., *Noisy networks for exploration*, ICLR 2018, arXiv:1706.10295.
-# 5. G. Barth-Maron et al., *Distributed distributional deterministic policy gradients* (D4PG), ICLR 2018, arXiv:1804.08617.
-# 6. R. S. Sutton, A. G. Barto, *Reinforcement learning: an introduction*, 2nd ed., 2018, chapter 7 (n-step bootstrapping).
-# 7. F. Pardo, A. Tavakoli, V. Levdik, P. Kormushev, *Time limits in reinforcement learning*, ICML 2018, arXiv:1712.00378.
-# 8. R. Munos, T. Stepleton, A. Harutyunyan, M. G. Bellemare, *Safe and efficient off-policy reinforcement learning* (Retrace), NeurIPS 2016, arXiv:1606.02647.
-# 9. M. Hessel et al., *Rainbow: combining improvements in deep reinforcement learning*, AAAI 2018, arXiv:1710.02298.
-# 10. D. Precup, R. S. Sutton, S. Singh, *Eligibility traces for off-policy policy evaluation* (tree-backup), ICML 2000.
-# 11. P. S. Castro et al., *Dopamine: a research framework for deep reinforcement learning*, 2018, arXiv:1812.06110.
-# 12. M. Plappert et al., *Parameter space noise for exploration*, ICLR 2018, arXiv:1706.01905.
-# 13. T. F. Chan, G. H. Golub, R. J. LeVeque, *Updating formulae and a pairwise algorithm for computing sample variances*, Stanford report STAN-CS-79-773, 1979.
-# 14. S. Fujimoto, H. van Hoof, D. Meger, *Addressing function approximation error in actor-critic methods* (TD3), ICML 2018, arXiv:1802.09477.
-# 15. S. Fujimoto, D. Meger, D. Precup, *An equivalence between loss functions and non-uniform sampling in experience replay*, NeurIPS 2020, arXiv:2007.06049.
+# 1. Lillicrap et al., *Continuous control with deep reinforcement learning*, ICLR 2016, arXiv:1509.02971.
+# 2. Silver et al., *Deterministic policy gradient algorithms*, ICML 2014.
+# 3. Schaul et al., *Prioritized experience replay*, ICLR 2016, arXiv:1511.05952.
+# 4. Fortunato et al., *Noisy networks for exploration*, ICLR 2018, arXiv:1706.10295.
+# 5. Barth-Maron et al., *Distributed distributional deterministic policy gradients*, ICLR 2018, arXiv:1804.08617.
+# 6. Sutton, Barto, *Reinforcement learning: an introduction*, 2018.
+# 7. Pardo et al., *Time limits in reinforcement learning*, ICML 2018, arXiv:1712.00378.
+# 8. Munos et al., *Safe and efficient off-policy reinforcement learning*, NeurIPS 2016, arXiv:1606.02647.
+# 9. Hessel et al., *Rainbow: combining improvements in deep reinforcement learning*, AAAI 2018, arXiv:1710.02298.
+# 10. Precup et al., *Eligibility traces for off-policy policy evaluation*, ICML 2000.
+# 11. Castro et al., *Dopamine: a research framework for deep reinforcement learning*, 2018, arXiv:1812.06110.
+# 12. Plappert et al., *Parameter space noise for exploration*, ICLR 2018, arXiv:1706.01905.
+# 13. Chan et al., *Updating formulae and a pairwise algorithm for computing sample variances*, 1979.
+# 14. Fujimoto et al., *Addressing function approximation error in actor-critic methods*, ICML 2018, arXiv:1802.09477.
+# 15. Fujimoto et al., *An equivalence between loss functions and non-uniform sampling in experience replay*, NeurIPS 2020, arXiv:2007.06049.
