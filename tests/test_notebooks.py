@@ -68,7 +68,7 @@ def test_the_exported_agent_defines_each_class_whole_under_one_heading_per_secti
     assert {"emit", "flush"} <= methods["NStepAccumulator"] and "update_priorities" in methods["PrioritizedReplay"]
     assert "noisy_weights" in methods["NoisyLinear"] and "sample" in methods["OrnsteinUhlenbeck"]
     assert {"act", "step", "transitions", "learn"} <= methods["DDPGAgent"]
-    assert {"transitions", "make_memory", "beta", "learn"} <= methods["Agent"]
+    assert {"transitions", "make_memory", "beta", "replay_batch", "after_critic"} <= methods["Agent"]
     assert "method_of" not in source
     headings = re.findall(r"^# --- (.+) ---$", source, re.M)
     assert len(headings) == len(set(headings)) >= 10

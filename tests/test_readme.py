@@ -85,10 +85,25 @@ def test_the_table_has_the_two_rows():
     row_named(BODY, "results/full/")
 
 
+def saved_seed(seed: int, processor: str) -> dict:
+    """The saved run of the full agent with this seed on this kind of processor (results/full/ or, for the other
+    kind, results/processor_check/full/), which `make run` repeats episode for episode."""
+    for group in ("full", os.path.join("processor_check", "full")):
+        run = runs.measure(os.path.join(ROOT, "results", group, f"seed{seed}"))
+        if run["processor"] == processor:
+            return run
+    raise AssertionError(f"no saved run of seed {seed} on {processor}")
+
+
 def test_the_notebooks_run():
-    """checkpoints/: each cell is the run's own value, as printed."""
+    """checkpoints/: each cell is the committed run's own value, as printed. After `make run` on the other kind of
+    processor, checkpoints/ holds that kind's run (the saved run it repeats), and the row, the committed one's."""
     run = runs.measure(os.path.join(ROOT, "checkpoints"))
     row = row_named(BODY, "checkpoints/")
+    for measure in ("solved_at", "first_30", "mean_1_100", "worst_arm_1_100"):
+        assert run[measure] == saved_seed(run["seed"], run["processor"])[measure], measure
+    if row[-1] != run["processor"]:
+        run = saved_seed(run["seed"], row[-1])
     seed = re.search(r"seed (\d+)", row[0])
     assert seed and int(seed.group(1)) == run["seed"], f"{row[0]!r}: the run's seed is {run['seed']}"
     for measure, cell in zip(MEASURES[1:], row[1:]):

@@ -51,6 +51,7 @@ from experiments.published_learner import UNITY_LOG
 from experiments.variants import CHANGES, LABELS
 from reacher.render import to_gif
 
+# %%
 pd.set_option("display.max_colwidth", 120)
 table = runs.load()
 agent = table[table.group == "agent"]
