@@ -14,7 +14,6 @@ import hashlib
 import io
 import os
 import pickle
-import shutil
 import sys
 import threading
 import zipfile
@@ -24,7 +23,10 @@ import numpy as np
 import torch
 
 from . import results
-from .results import atomic_file
+from .files import GIB, FileRefused, clear, read_bytes
+from .results import MAX_ARMS, MAX_EPISODES, atomic_file
+
+CHECKPOINT_LIMIT = 4 * GIB  # the file, and what its arrays expand to: a full replay of a million is about 0.4 GB
 
 FILE = "checkpoint.npz"
 # The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
@@ -147,8 +149,7 @@ def set_aside(folder: str) -> str:
     deleted, so that fresh starts keep one previous checkpoint, not one each; where it went, and its size."""
     wait_for_checkpoint()
     old = f"{folder}.old"
-    if os.path.exists(old):
-        shutil.rmtree(old)
+    clear(old)  # the run set aside before, or a symlink planted there: removed, never followed
     os.rename(folder, old)
     return kept(old)
 
@@ -170,7 +171,14 @@ def _damaged(path: str, reason) -> CheckpointError:
 def read_checkpoint(path: str) -> tuple[dict, dict]:
     """(state, arrays) of a checkpoint file, loaded so that a crafted file runs no code; CheckpointError if not one."""
     try:
-        with open(path, "rb") as f, np.load(f, allow_pickle=False) as saved:  # closed even if np.load fails
+        data = read_bytes(path, CHECKPOINT_LIMIT)  # a regular file, not through a symlink, bounded
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:  # what it would expand to, before it does
+            names = archive.namelist()
+            if len(names) != len(set(names)):
+                raise FileRefused(f"{path} holds an array more than once")
+            if sum(i.file_size for i in archive.infolist()) > CHECKPOINT_LIMIT:
+                raise FileRefused(f"{path} expands to more than {CHECKPOINT_LIMIT:,} bytes")
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
         missing = [name for name in ("state", "priorities", *REPLAY, *RECORDED) if name not in arrays]
         if missing:
@@ -189,6 +197,18 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
         raise _damaged(path, f"it is damaged or not a checkpoint ({reason})") from None
     if not isinstance(state, dict) or not {"config", "code", "episode", "history", "memory", "random"} <= set(state):
         raise _damaged(path, "it is not a checkpoint of this project")
+    if type(state["episode"]) is not int or not 1 <= state["episode"] <= MAX_EPISODES:
+        raise _damaged(path, f"its episode is {state['episode']!r}, not a whole number from 1 to {MAX_EPISODES:,}")
+    shape = state.get("shape")
+    if not (isinstance(shape, list) and len(shape) == 3 and all(type(n) is int and n >= 1 for n in shape)) or (
+        shape[0] > MAX_ARMS
+    ):
+        raise _damaged(path, f"its shape (arms, state size, action size) is {shape!r}")
+    if not isinstance(state.get("nets"), dict) or set(state["nets"]) != set(NETWORKS):
+        raise _damaged(path, f"it holds the networks {sorted(state.get('nets') or {})}, not {sorted(NETWORKS)}")
+    solved = state["history"].get("solved_at") if isinstance(state["history"], dict) else "no history"
+    if solved is not None and not (type(solved) is int and results.WINDOW <= solved <= state["episode"]):
+        raise _damaged(path, f"its solved_at is {solved!r}: a run is solved at episode 100 at the earliest")
     episodes = {key: len(value) for key, value in state["history"].items() if isinstance(value, list) and value}
     if any(n != state["episode"] for n in episodes.values()):
         raise _damaged(

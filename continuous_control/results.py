@@ -7,6 +7,7 @@ import errno
 import io
 import json
 import os
+import re
 import shutil
 import zipfile
 from dataclasses import asdict
@@ -17,6 +18,7 @@ import torch.nn as nn
 
 # where the project is, and where and with what code a run ran (provenance.py); checkpoints.py and training.py
 # still read ROOT, processor and code_version from here
+from .files import MANIFEST, MIB, FileRefused, check_manifest, clear, create_new, manifest, read_bytes, read_json
 from .provenance import ROOT, code_version, machine, processor
 
 TARGET_SCORE = 30.0  # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
@@ -35,7 +37,8 @@ def atomic_file(path: str, mode: str = "w"):
     """Write `path` through `path`.tmp, renamed into place at the block's end: the old file or the new, never half."""
     temporary = f"{path}.tmp"
     try:
-        with open(temporary, mode) as f:
+        clear(temporary)  # a stale one, or a symlink planted there: removed, never written through
+        with create_new(temporary, mode) as f:
             yield f
         os.replace(temporary, path)
     except BaseException:
@@ -50,15 +53,16 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
     `whole`, the new files replace the folder's every file (one rename); else other files in it stay.
     A full disk is an OSError that names the folder and says that nothing in it changed."""
     folder = os.path.normpath(folder)
+    files = {**files, MANIFEST: manifest(files)}  # last: a folder whose moves were cut short fails its check
     stage = f"{folder}.partial"
-    shutil.rmtree(stage, ignore_errors=True)
+    clear(stage)  # left by an interrupted write, or a symlink planted there: removed, never followed
     try:
         os.makedirs(stage)
         for name, data in files.items():
             with open(os.path.join(stage, name), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)
         if whole and os.path.isdir(folder):
-            shutil.rmtree(f"{folder}.old", ignore_errors=True)  # left by an interrupted replacement
+            clear(f"{folder}.old")  # left by an interrupted replacement
             os.replace(folder, f"{folder}.old")
             os.replace(stage, folder)
             shutil.rmtree(f"{folder}.old")
@@ -75,7 +79,8 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
             ) from None
         raise
     finally:
-        shutil.rmtree(stage, ignore_errors=True)
+        if not os.path.islink(stage):
+            shutil.rmtree(stage, ignore_errors=True)
 
 
 def saved(save, obj) -> bytes:
@@ -114,6 +119,28 @@ def exported_policy(agent, state_size: int) -> bytes:
 # The archive's only members that torch.export.load reads as tensors: raw weights and tensor constants. Any
 # other entry (`use_pickle`, custom or opaque objects) it unpickles with weights_only=False.
 RAW = ("weight_", "tensor_")
+# Every member an exported policy of this project holds (`exported_policy`), by name; anything else is refused.
+MEMBERS = re.compile(
+    r"[^/]+/(\.data/(serialization_id|version)|archive_format|archive_version|byteorder|models/model\.json"
+    r"|data/(constants/model_constants_config\.json|sample_inputs/model\.pt|weights/model_weights_config\.json"
+    r"|weights/weight_\d+|constants/tensor_\d+))"
+)
+POLICY_LIMIT = 64 * MIB  # the file, and what its members expand to: the actor is about 0.1 MB
+# The operators an actor needs (a normaliser, linear layers, activations, a clamp, the mirror of the report's
+# ablation): the graph is checked against them before it runs. No file, in-place, random or I/O operator.
+OPERATORS = {
+    f"aten.{op}"
+    for op in (
+        "_to_copy.default", "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg.default", "sqrt.default",
+        "rsqrt.default", "clamp.default", "linear.default", "addmm.default", "mm.default", "t.default",
+        "permute.default", "relu.default", "tanh.default", "lt.Scalar", "gt.Scalar", "where.self",
+        "select.int", "slice.Tensor", "unsqueeze.default", "view.default", "reshape.default", "expand.default",
+        "squeeze.dim", "cat.default", "mul.Scalar", "add.Scalar", "sub.Scalar", "div.Scalar",
+        "lift_fresh_copy.default", "clone.default", "alias.default", "detach.default",
+        "_assert_tensor_metadata.default", "sym_size.int", "index.Tensor", "index_select.default", "ge.Scalar",
+        "le.Scalar", "scalar_tensor.default", "to.device", "to.dtype", "flatten.using_ints",
+    )
+}  # fmt: skip
 
 
 class Policy(nn.Module):
@@ -144,10 +171,20 @@ def load_policy(path: str) -> Policy:
     """An exported policy (`exported_policy`) as a `Policy`, loaded so that no code in the file can run: before
     torch reads it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only
     (torch would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
-    if not zipfile.is_zipfile(path):
-        raise ValueError(f"{path} is not a policy exported by this project (not a zip archive)")
-    with zipfile.ZipFile(path) as archive:
-        for name in archive.namelist():
+    data = read_bytes(path, POLICY_LIMIT)
+    if not zipfile.is_zipfile(io.BytesIO(data)):
+        raise FileRefused(f"{path} is not a policy exported by this project (not a zip archive)")
+    with zipfile.ZipFile(io.BytesIO(data)) as archive:
+        names = archive.namelist()
+        twice = sorted({n for n in names if names.count(n) > 1})
+        if twice:  # torch would read one copy, a check the other
+            raise FileRefused(f"{path}: its archive holds {twice[0]} more than once; refused")
+        other = [n for n in names if not MEMBERS.fullmatch(n)]
+        if other:
+            raise FileRefused(f"{path}: its archive holds {other[0]}, which no exported policy holds; refused")
+        if sum(i.file_size for i in archive.infolist()) > POLICY_LIMIT:
+            raise FileRefused(f"{path}: its archive expands to more than {POLICY_LIMIT:,} bytes; refused")
+        for name in names:
             if name.endswith(("weights_config.json", "constants_config.json")):
                 for key, entry in json.loads(archive.read(name))["config"].items():
                     if entry.get("use_pickle") or not str(entry.get("path_name", "")).startswith(RAW):
@@ -160,7 +197,22 @@ def load_policy(path: str) -> Policy:
                         f"{path}: its sample inputs hold more than tensors, which could run code; "
                         f"refused ({type(error).__name__})"
                     ) from None
-    return Policy(torch.export.load(path), path)
+    try:
+        program = torch.export.load(io.BytesIO(data))  # the bytes checked above, not the file again
+    except Exception as error:  # a damaged or crafted program: torch's reason, named
+        raise FileRefused(
+            f"{path}: torch cannot read its program ({type(error).__name__}: {str(error)[:200]})"
+        ) from None
+    signature = program.graph_signature
+    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
+        raise FileRefused(f"{path}: its graph writes into its own state or its input, which no actor does; refused")
+    for node in program.graph.nodes:
+        if node.op not in ("placeholder", "output", "call_function") or (
+            node.op == "call_function" and str(node.target) not in OPERATORS
+        ):
+            what = node.target if node.op == "call_function" else f"a {node.op} node"
+            raise FileRefused(f"{path}: its graph calls {what}, which no actor needs; refused before it runs")
+    return Policy(program, path)
 
 
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
@@ -247,50 +299,112 @@ def write_json(path: str, data: dict) -> str:
     return path
 
 
-def read_json(path: str):
-    """A JSON file's data; a damaged one is a ValueError that names it."""
-    with open(path) as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as error:
-            raise ValueError(f"{path} is not valid JSON ({error}): restore it from git or remove its run") from None
+# What a run folder can hold: scores of a 1001-step episode lie in [0, 0.04 * 1001], one row per episode.
+SCORES = ("episode", "mean", "min", "max", "avg100", "wall_seconds")
+MAX_SCORE = 0.04 * 1001
+MAX_EPISODES, MAX_ARMS = 100_000, 1_000
 
 
-def read_numbers(path: str, **options) -> np.ndarray:
-    """A CSV file of numbers (numpy's reader); a cell that is not a number is a ValueError that names the file."""
-    table = np.genfromtxt(path, delimiter=",", invalid_raise=True, **options)
+def read_numbers(path: str, finite: bool = True, **options) -> np.ndarray:
+    """A CSV file of numbers (numpy's reader, on the bytes `read_bytes` checked); a cell that is not a number, or
+    with `finite` one that is not finite, is a FileRefused that names the file."""
+    data = read_bytes(path, 64 * MIB)
+    try:
+        table = np.genfromtxt(io.BytesIO(data), delimiter=",", invalid_raise=True, **options)
+    except ValueError as error:
+        reason = str(error).strip().splitlines()[-1][:200]
+        raise FileRefused(
+            f"{path} is not a table of numbers ({reason}): restore it from git or remove its run"
+        ) from None
     values = np.column_stack([table[n] for n in table.dtype.names]) if table.dtype.names else table
-    if not np.isfinite(values).all():
-        raise ValueError(f"{path} holds a cell that is not a finite number: restore it from git or remove its run")
+    if values.size == 0 or (finite and not np.isfinite(values).all()):
+        raise FileRefused(f"{path} holds a cell that is not a finite number: restore it from git or remove its run")
     return table
+
+
+def running_mean(x: np.ndarray, window: int = WINDOW) -> np.ndarray:
+    """Each episode's mean of the last `window` episodes (fewer at the start)."""
+    total = np.concatenate([[0.0], np.cumsum(x)])
+    k = np.arange(1, len(x) + 1)
+    return (total[k] - total[np.maximum(0, k - window)]) / np.minimum(k, window)
 
 
 def load_run(path: str) -> dict:
     """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics.
-    Files that disagree (a row or an arm missing) or do not parse are a ValueError naming the file."""
+    Every file is read by `files.read_bytes` and checked against what a run writes: its columns, its bounds
+    (a score lies in [0, 40.04]), and its agreement with the others (the 100-episode averages with the
+    scores, the arms with their mean, the summary with both). Anything else is a FileRefused naming the file."""
     path = os.path.join(ROOT, path)
     file = lambda name: os.path.join(path, name)
+    check_manifest(path)
+
+    def refuse(name: str, what: str):
+        raise FileRefused(f"{file(name)}: {what}; restore it from git or remove its run")
+
     summary = read_json(file("summary.json"))
+    if not isinstance(summary, dict):
+        refuse("summary.json", "it is not a JSON object")
+    episodes = summary.get("episodes")
+    if type(episodes) is not int or not 1 <= episodes <= MAX_EPISODES:
+        refuse("summary.json", f"episodes is {episodes!r}, not a whole number from 1 to {MAX_EPISODES:,}")
     scores = read_numbers(file("scores.csv"), names=True)
+    if scores.dtype.names != SCORES:
+        refuse("scores.csv", f"its columns are {', '.join(scores.dtype.names)}, not {', '.join(SCORES)}")
+    columns = {name: np.atleast_1d(scores[name]) for name in SCORES}
+    if columns["mean"].size != episodes:
+        raise FileRefused(f"{file('scores.csv')} has {columns['mean'].size} episodes, summary.json {episodes}")
+    if not np.array_equal(columns["episode"], np.arange(1, episodes + 1)):
+        refuse("scores.csv", f"its episodes are not numbered 1 to {episodes}")
+    for name in ("mean", "min", "max", "avg100"):
+        bad = np.flatnonzero((columns[name] < 0) | (columns[name] > MAX_SCORE))
+        if bad.size:
+            refuse(
+                "scores.csv", f"{name} of episode {bad[0] + 1} is {columns[name][bad[0]]}, outside [0, {MAX_SCORE:g}]"
+            )
+    bad = np.flatnonzero((columns["min"] > columns["mean"] + 1e-4) | (columns["mean"] > columns["max"] + 1e-4))
+    if bad.size:
+        refuse("scores.csv", f"the mean of episode {bad[0] + 1} is not between its min and max")
+    bad = np.flatnonzero(np.abs(running_mean(columns["mean"]) - columns["avg100"]) > 1e-3)
+    if bad.size:
+        refuse("scores.csv", f"avg100 of episode {bad[0] + 1} is not the mean of its last 100 episodes' means")
     arms = np.atleast_2d(read_numbers(file("arm_scores.csv"), skip_header=1))[:, 1:]
-    episodes, agents = summary["episodes"], len(summary.get("arm_means_episodes_1_100", arms[0]))
-    if np.atleast_1d(scores["mean"]).size != episodes:
-        raise ValueError(
-            f"{file('scores.csv')} has {np.atleast_1d(scores['mean']).size} episodes, summary.json {episodes}"
-        )
-    if arms.shape != (episodes, agents):
-        raise ValueError(
+    agents = arms.shape[1]
+    if arms.shape[0] != episodes or not 1 <= agents <= MAX_ARMS:
+        raise FileRefused(
             f"{file('arm_scores.csv')} has {arms.shape[0]} episodes of {arms.shape[1]} arms; summary.json "
-            f"says {episodes} episodes of {agents} arms"
+            f"says {episodes} episodes"
         )
+    if ((arms < 0) | (arms > MAX_SCORE)).any():
+        refuse("arm_scores.csv", f"an arm's score lies outside [0, {MAX_SCORE:g}]")
+    bad = np.flatnonzero(np.abs(arms.mean(1) - columns["mean"]) > 0.006)  # arms printed to 2 decimals
+    if bad.size:
+        refuse("arm_scores.csv", f"the arms of episode {bad[0] + 1} do not average to scores.csv's mean")
+    arm_means = summary.get("arm_means_episodes_1_100", [])
+    if not (isinstance(arm_means, list) and len(arm_means) == agents and all(type(a) is float for a in arm_means)):
+        refuse("summary.json", f"arm_means_episodes_1_100 is not {agents} numbers, one per arm of arm_scores.csv")
+    if np.abs(np.array(arm_means) - arms[:WINDOW].mean(0)).max() > 0.006:
+        refuse("summary.json", "arm_means_episodes_1_100 is not the arms' mean over episodes 1-100")
+    if (
+        not isinstance(summary.get("mean_episodes_1_100"), float)
+        or abs(summary["mean_episodes_1_100"] - columns["mean"][:WINDOW].mean()) > 1e-3
+    ):
+        refuse("summary.json", "mean_episodes_1_100 is not the mean of scores.csv's episodes 1-100")
+    reached = np.flatnonzero((columns["avg100"] >= TARGET_SCORE) & (columns["episode"] >= WINDOW))
+    if summary.get("solved_at") != (int(reached[0]) + 1 if reached.size else None):
+        refuse("summary.json", f"solved_at is {summary.get('solved_at')!r}, but scores.csv's averages say otherwise")
+    if summary.get("first_episode_mean_30") != first_episode_at(columns["mean"]):
+        refuse("summary.json", "first_episode_mean_30 is not the first episode of scores.csv whose mean reached 30")
+    config = read_json(file("config.json"))
+    if not isinstance(config, dict):
+        refuse("config.json", "it is not a JSON object")
     run = {
         "dir": os.path.relpath(path, ROOT),
-        "config": read_json(file("config.json")),
+        "config": config,
         "summary": summary,
-        "scores": {name: np.atleast_1d(scores[name]) for name in scores.dtype.names},
+        "scores": columns,
         "arms": arms,
     }
-    if os.path.exists(file("diagnostics.csv")):
-        diag = np.genfromtxt(file("diagnostics.csv"), delimiter=",", names=True)
+    if os.path.lexists(file("diagnostics.csv")):
+        diag = read_numbers(file("diagnostics.csv"), finite=False, names=True)
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run

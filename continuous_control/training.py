@@ -11,6 +11,7 @@ history = run.finish()                 # result files in run_dir
 
 import numbers
 import os
+import stat
 import time
 
 import numpy as np
@@ -204,7 +205,13 @@ def lock_folder(folder: str) -> None:
         return
     os.makedirs(folder, exist_ok=True)
     path = os.path.join(folder, ".lock")
-    f = open(path, "a+")  # noqa: SIM115 (held open: the lock lasts as long as the file)
+    if os.path.islink(path):  # planted: this project never makes one; a held lock is a regular file
+        os.unlink(path)
+    flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    f = os.fdopen(os.open(path, flags, 0o644), "r+")  # held open: the lock lasts as long as the file
+    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+        f.close()
+        raise RuntimeError(f"{path} is not a regular file, so it cannot hold the run's lock: remove it")
     try:
         if os.name == "nt":
             import msvcrt

@@ -19,7 +19,7 @@ from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 from continuous_control.provenance import ROOT
-from continuous_control.results import evaluate, write_files, write_json
+from continuous_control.results import evaluate, read_json, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -106,7 +106,7 @@ def run_one(
 
 def record(run_dir: str, out: str, variant: str, seed: int, **extra) -> dict:
     """Evaluate a finished run's exported policy noise-free and copy its small results to `out`."""
-    summary = json.loads(Path(os.path.join(run_dir, "summary.json")).read_text())
+    summary = read_json(os.path.join(run_dir, "summary.json"))
     evaluation = evaluate(run_dir, seed)
     summary.update(
         eval_noise_free_5=evaluation["episode_means"],

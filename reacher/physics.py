@@ -63,6 +63,11 @@ _YZX, _ZXY = np.array([1, 2, 0]), np.array([2, 0, 1])
 _FRAME_REWARD_SUMS = np.cumsum(np.r_[0.0, [REWARD_PER_FRAME] * FRAMES_PER_STEP].astype(np.float32), dtype=np.float32)
 
 
+# The most arms one environment holds, fifty times the course's 20: a million would take more than 11 GB before
+# the first step.
+MAX_ARMS = 1000
+
+
 def agent_origins(num_agents: int) -> np.ndarray:
     """Unity world origins of the agents, row by row; rows past the scene's four go on at 20."""
     rows = -(-num_agents // len(ORIGIN_XS))
@@ -127,8 +132,12 @@ class ReacherPhysics:
     """The arms, the goals and the reward, vectorised over agents, in Unity's conventions (no step limit)."""
 
     def __init__(self, num_agents: int = 20, seed: int | None = 0, joint_model: str | None = None):
-        if isinstance(num_agents, bool) or not isinstance(num_agents, numbers.Integral) or num_agents < 1:
-            raise ValueError(f"num_agents must be a whole number of arms, at least 1; got {num_agents!r}")
+        if (
+            isinstance(num_agents, bool)
+            or not isinstance(num_agents, numbers.Integral)
+            or not 1 <= num_agents <= MAX_ARMS
+        ):
+            raise ValueError(f"num_agents must be a whole number of arms from 1 to {MAX_ARMS}; got {num_agents!r}")
         self.joint_model = joint_model or DEFAULT_JOINT_MODEL
         if self.joint_model not in JOINT_MODELS:
             raise ValueError(f"unknown joint model {self.joint_model!r}; choose one of {list(JOINT_MODELS)}")

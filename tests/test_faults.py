@@ -424,7 +424,13 @@ def test_a_recorded_result_replaces_the_old_one_whole_or_not_at_all(tmp_path, mo
     (out / "diagnostics.csv").write_text("episode,q\n1,0.5\n")
     (out / "summary.json").write_text("{}")
     runner.record(str(run_dir), str(out), "full", 0)
-    assert sorted(p.name for p in out.iterdir()) == ["arm_scores.csv", "config.json", "scores.csv", "summary.json"]
+    assert sorted(p.name for p in out.iterdir()) == [
+        "arm_scores.csv",
+        "config.json",
+        "manifest.json",
+        "scores.csv",
+        "summary.json",
+    ]
     assert (out / "scores.csv").read_bytes() == (run_dir / "scores.csv").read_bytes()
     before = {p.name: p.read_bytes() for p in out.iterdir()}
     small_result(run_dir, 3)

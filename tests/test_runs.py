@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 
 from continuous_control.provenance import ROOT
+from continuous_control.results import first_episode_at, running_mean
 from experiments import runs
 
 
@@ -22,9 +23,10 @@ def fake_run(folder, seed, means, variant=None, **summary):
     arms[:, 0] -= 1.0
     arms[:, 1] += 1.0
     episodes = np.arange(1, len(means) + 1)
+    average = running_mean(means)
     np.savetxt(
         os.path.join(folder, "scores.csv"),
-        np.column_stack([episodes, means, means - 1, means + 1, means, episodes]),
+        np.column_stack([episodes, means, means - 1, means + 1, average, episodes]),
         delimiter=",",
         header="episode,mean,min,max,avg100,wall_seconds",
         comments="",
@@ -43,7 +45,10 @@ def fake_run(folder, seed, means, variant=None, **summary):
             {
                 "seed": seed,
                 "variant": variant,
-                "solved_at": None,
+                "solved_at": next((int(e) for e, a in zip(episodes, average) if e >= 100 and a >= 30), None),
+                "first_episode_mean_30": first_episode_at(means),
+                "mean_episodes_1_100": float(means[:100].mean()),
+                "arm_means_episodes_1_100": arms[:100].mean(0).tolist(),
                 "wall_seconds": 120.0,
                 "wall_seconds_to_solve": None,
                 "episodes": len(means),
@@ -57,7 +62,7 @@ def fake_run(folder, seed, means, variant=None, **summary):
 
 def test_a_runs_measures_are_its_first_100_episodes(tmp_path):
     means = np.r_[
-        np.linspace(0, 40, 90), np.full(10, 20.0), np.full(10, 5.0)
+        np.linspace(1, 39, 90), np.full(10, 20.0), np.full(10, 5.0)
     ]  # 110 episodes: the last 10 must not count
     fake_run(tmp_path / "full" / "seed3", 3, means, eval_arm_means=[38.0] * 19 + [30.0], eval_noise_free_5=[37.6] * 5)
     row = runs.load(str(tmp_path)).iloc[0]
