@@ -1111,7 +1111,8 @@ effects.loc["mean_1_100"].loc[["one_step", "no_ramp"]]
 
 # %% [markdown]
 # **Your turn (5.1): one step of the walk down.** From `node`, with $u$ within the node's sum: the child
-# whose subtree holds $u$, and $u$ within that child.
+# whose subtree holds $u$, and $u$ within that child. numba compiles it, and compiled code does not hear
+# Ctrl-C: if a cell runs on and on, stop it with *Kernel → Restart*.
 #
 # The check after your cell: `walk_step` on four leaves; the package's `SumTree`, walking with your step, draws priorities
 # 1, 2, 3, 4 in proportion and keeps its sums.
