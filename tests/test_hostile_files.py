@@ -316,3 +316,23 @@ def test_a_flipped_byte_is_refused_naming_the_file_or_changes_nothing(folder, na
         finally:
             path.write_bytes(data)
     assert refused > 0
+
+
+def test_two_hand_outs_racing_for_one_folder_leave_one_whole_and_a_refusal_naming_it(tmp_path, monkeypatch):
+    from tools import student
+
+    target = tmp_path / "handout"
+    real = student.write_support
+
+    raced = []
+
+    def racing(stage, notebook):  # the other hand-out fills the folder while this one is made
+        real(stage, notebook)
+        if not raced:
+            raced.append(True)
+            student.handout(str(target))
+
+    monkeypatch.setattr(student, "write_support", racing)
+    with pytest.raises(SystemExit, match=r"handout: something else filled it"):
+        student.handout(str(target))
+    assert (target / "Continuous_Control.ipynb").is_file() and not list(tmp_path.glob(".handout-*"))

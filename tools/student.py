@@ -18,6 +18,7 @@ each blank's inputs afresh and compares with the answer key, `key.json` beside t
 import argparse
 import ast
 import copy
+import errno
 import os
 import shutil
 import subprocess
@@ -208,26 +209,54 @@ def refuse_folder(folder: str, outside: bool = True) -> None:
         )
 
 
+def claimed(folder: str, build) -> str:
+    """`build(stage)` run on a new folder beside `folder`, then renamed to `folder` in one step: two hand-outs that
+    race for one folder leave one whole hand-out and a refusal that names the folder, never a mix."""
+    parent = os.path.dirname(os.path.abspath(folder))
+    os.makedirs(parent, exist_ok=True)
+    stage = tempfile.mkdtemp(prefix=".handout-", dir=parent)
+    mask = os.umask(0)
+    os.umask(mask)
+    os.chmod(stage, 0o777 & ~mask)  # as a folder made by makedirs would be, not mkdtemp's 0700
+    try:
+        build(stage)
+        try:
+            os.rename(stage, folder)  # onto nothing, or onto an empty folder; never onto a filled one
+        except OSError as error:
+            if error.errno not in (errno.EEXIST, errno.ENOTEMPTY, errno.ENOTDIR):
+                raise
+            raise SystemExit(
+                f"refusing to write into {folder}: something else filled it while this hand-out was made; "
+                "pick a new folder"
+            ) from None
+    finally:
+        shutil.rmtree(stage, ignore_errors=True)
+    return folder
+
+
 def handout(folder: str) -> str:
     """What students get: the edition as `Continuous_Control.ipynb`, and the files it runs with."""
     refuse_folder(folder)
-    lesson = nbformat.read(LESSON, as_version=4)
-    os.makedirs(folder, exist_ok=True)
-    student = edition(lesson)
-    write_support(folder, student)
-    nbformat.write(student, os.path.join(folder, "Continuous_Control.ipynb"))
-    return folder
+    student = edition(nbformat.read(LESSON, as_version=4))
+
+    def build(stage):
+        write_support(stage, student)
+        nbformat.write(student, os.path.join(stage, "Continuous_Control.ipynb"))
+
+    return claimed(folder, build)
 
 
 def course(folder: str) -> str:
     """nbgrader's source folder of the assignment in the course directory `folder`."""
     source = os.path.join(folder, "source", ASSIGNMENT)
     refuse_folder(source)
-    os.makedirs(source, exist_ok=True)
     lesson = nbformat.read(LESSON, as_version=4)
-    write_support(source, edition(lesson))
-    nbformat.write(source_notebook(lesson), os.path.join(source, "Continuous_Control.ipynb"))
-    return source
+
+    def build(stage):
+        write_support(stage, edition(lesson))
+        nbformat.write(source_notebook(lesson), os.path.join(stage, "Continuous_Control.ipynb"))
+
+    return claimed(source, build)
 
 
 def grading_env(folder: str) -> str:
