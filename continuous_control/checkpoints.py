@@ -216,6 +216,13 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
             f"it is the state after episode {state['episode']}, but its history holds "
             + ", ".join(f"{n} episodes of {key}" for key, n in episodes.items()),
         )
+    learned = {"nets": state["nets"], "opts": state.get("opts"), "recent": state["memory"]["recent"]}
+    for name, value in [*arrays.items(), *_tensors(learned)]:
+        value = np.asarray(value)
+        if value.dtype.kind == "f" and not np.isfinite(value).all():
+            raise _damaged(path, f"its {name} holds a value that is not a finite number")
+    if (arrays["priorities"] < 0).any():
+        raise _damaged(path, "its priorities hold a negative value")
     prioritized = len(state["memory"]["recent"]) > 0  # a uniform replay saves no priorities
     stored = {name: len(arrays[name]) for name in (("priorities",) * prioritized + REPLAY + RECORDED)}
     if any(n != state["memory"]["size"] for n in stored.values()):
@@ -225,6 +232,15 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
             + ", ".join(f"{name} {n}" for name, n in stored.items()),
         )
     return state, arrays
+
+
+def _tensors(tree, name: str = ""):
+    """(name, tensor) for each tensor in nested dicts and lists: the networks' weights and the optimisers' moments."""
+    if torch.is_tensor(tree):
+        yield name, tree
+    elif isinstance(tree, dict | list | tuple):
+        for key, value in tree.items() if isinstance(tree, dict) else enumerate(tree):
+            yield from _tensors(value, f"{name}.{key}" if name else str(key))
 
 
 def _put(target, values: np.ndarray) -> None:

@@ -46,7 +46,14 @@ class SumTree:
 
     def __setitem__(self, index, values):
         index = np.ascontiguousarray(index, dtype=np.int64).reshape(-1)
-        tree_set(self.tree, self.leaves, index, np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64))
+        values = np.ascontiguousarray(np.broadcast_to(values, index.shape), np.float64)
+        if not np.all(values >= 0) or not np.isfinite(values).all():  # a NaN would poison every sum above it
+            bad = int(np.flatnonzero(~(values >= 0) | ~np.isfinite(values))[0])
+            raise ValueError(
+                f"priority {values[bad]} for transition {index[bad]}: a priority is a finite number >= 0 "
+                "(a NaN or infinite TD error means the critic diverged)"
+            )
+        tree_set(self.tree, self.leaves, index, values)
 
     def total(self) -> float:
         """The sum of all leaves: the root."""

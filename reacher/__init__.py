@@ -2,7 +2,6 @@
 `unityagents.UnityEnvironment`; MuJoCo holds the model, `physx.py` steps it as PhysX 3.3. See `doc/environment.md`."""
 
 # MUJOCO_GL is left alone: a broken backend named at import would break every import (render.py picks one).
-from .client_hook import install_hook
 from .controller import scripted_actions
 from .environment import (
     BRAIN_NAME,
@@ -15,9 +14,6 @@ from .environment import (
 from .physics import ReacherPhysics
 from .play import play
 from .unity import BUILT_IN_EXECUTABLE, find_unity_build, open_environment
-
-# The unityagents client on numpy 2, with bounded waits (client_hook.py), where `make` did not install it.
-install_hook()
 
 __all__ = [
     "BRAIN_NAME",

@@ -9,11 +9,14 @@ When a program imports `unityagents`, the hook changes the client:
 - a start that fails or is interrupted gives its port back and ends the process it launched;
 - a command the environment refuses (status 500) raises UnityEnvironmentException with its reason;
 - the gRPC server listens on loopback only (the client's own listens on every interface), and no longer
-  shares its port: a second environment on a busy `worker_id` fails at once.
+  shares its port: a second environment on a busy `worker_id` fails at once;
+- a message whose shape is not the environment's (a brain it never declared, more than MAX_AGENTS agents, an
+  observation of another length, a value not finite) raises UnityEnvironmentException naming it.
 """
 
 import importlib.abc
 import importlib.machinery
+import math
 import os
 import sys
 import tempfile
@@ -23,6 +26,8 @@ PTH_NAME = "reacher_unityagents.pth"
 PYTHON_RECORD = os.path.join(os.path.dirname(os.path.abspath(__file__)), "Reacher_Linux_NoVis", "python.path")
 ERROR_STATUS = 500  # a command the environment refused; header.message says why
 POLL_SECONDS = 0.1
+MAX_AGENTS = 1000  # as many arms as the built-in environment allows (reacher.physics.MAX_ARMS)
+MAX_SIZE = 10_000  # the longest observation or action a brain may declare
 
 
 def timeout_seconds() -> float:
@@ -69,6 +74,47 @@ def _wait(communicator, what: str):
     return conn.recv()
 
 
+def _declared_sizes(output) -> dict:
+    """{brain: observation length} from the environment's first message, each brain's sizes checked."""
+    from unityagents.exception import UnityEnvironmentException
+
+    sizes = {}
+    for brain in output.rl_initialization_output.brain_parameters:
+        observed = brain.vector_observation_size * brain.num_stacked_vector_observations
+        if not (0 < observed <= MAX_SIZE and 0 < brain.vector_action_size <= MAX_SIZE):
+            raise UnityEnvironmentException(
+                f"The environment declared brain {brain.brain_name!r} with observations of {observed} and actions "
+                f"of {brain.vector_action_size}: each must be from 1 to {MAX_SIZE:,}."
+            )
+        sizes[brain.brain_name] = observed
+    if not sizes:
+        raise UnityEnvironmentException("The environment declared no brain.")
+    return sizes
+
+
+def _check_shape(sizes: dict, output) -> None:
+    """Refuse, naming it, an answer whose shape is not that of the environment that declared `sizes`."""
+    from unityagents.exception import UnityEnvironmentException
+
+    for name, infos in output.rl_output.agentInfos.items():
+        agents = infos.value
+        if name not in sizes:
+            what = f"which it never declared (it declared {sorted(sizes)})"
+        elif len(agents) > MAX_AGENTS:
+            what = f"with {len(agents):,} agents, more than {MAX_AGENTS:,}"
+        else:
+            lengths = [len(agent.stacked_vector_observation) for agent in agents]
+            values = [a.reward for a in agents] + [x for a in agents for x in a.stacked_vector_observation]
+            if any(n != sizes[name] for n in lengths):
+                k = next(k for k, n in enumerate(lengths) if n != sizes[name])
+                what = f"an observation of {lengths[k]} values for agent {k}; it declared {sizes[name]}"
+            elif not all(map(math.isfinite, values)):
+                what = "a reward or an observation that is not a finite number"
+            else:
+                continue
+        raise UnityEnvironmentException(f"The environment sent brain {name!r} {what}.")
+
+
 def error_file(port: int) -> str:
     """Where the built-in executable (Reacher.x86_64, reacher/serve.py) leaves the reason it exited."""
     return os.path.join(tempfile.gettempdir(), f"reacher-serve-{port}.err")
@@ -101,19 +147,26 @@ def _patch_communicator(module) -> None:
                 f"Port {self.port} (worker_id {self.worker_id}) is in use, by another environment or program: "
                 f"close that environment, or pass another worker_id."
             )
+        answering = False  # whether the environment's last call waits for an answer
         try:
             self.server.start()
             # Anything left in the class-wide pipe by an earlier environment in this process is not ours.
             while self.unity_to_external.parent_conn.poll():
                 self.unity_to_external.parent_conn.recv()
-            aca_param = _wait(self, "before it started").unity_output
+            aca_param, answering = _wait(self, "before it started").unity_output, True
+            self.sizes = _declared_sizes(aca_param)
             self.is_open = True
             _send(self, inputs)
-            _wait(self, "while it started")
+            answering = False
+            started, answering = _wait(self, "while it started"), True
+            _check_shape(self.sizes, started.unity_output)
             return aca_param
         except BaseException:
-            # A start that failed or was interrupted (Ctrl-C) gives its port back, so a retry can take it.
+            # A start that failed or was interrupted (Ctrl-C) gives its port back, so a retry can take it; a
+            # call of the environment's that waits is answered with a close (400), so nothing waits on.
             self.is_open = False
+            if answering:
+                self.unity_to_external.parent_conn.send(UnityMessage(header={"status": 400}))
             self.server.stop(None).wait()
             raise
 
@@ -130,7 +183,16 @@ def _patch_communicator(module) -> None:
         output = _wait(self, "before answering")
         if output.header.status == ERROR_STATUS:
             raise UnityEnvironmentException(f"The environment refused the command: {output.header.message}")
-        return output.unity_output if output.header.status == 200 else None
+        if output.header.status != 200:
+            return None
+        try:
+            _check_shape(self.sizes, output.unity_output)
+        except UnityEnvironmentException:
+            self.close()  # nothing more it sends is trusted: the environment is told to stop, and its process ends
+            if getattr(self, "process", None) is not None:
+                self.process.kill()
+            raise
+        return output.unity_output
 
     RpcCommunicator.__init__, RpcCommunicator.initialize, RpcCommunicator.exchange = __init__, initialize, exchange
 

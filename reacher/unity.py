@@ -47,6 +47,9 @@ def open_environment(unity_build: str | None = None, seed: int = 0, worker_id: i
         return ReacherEnvironment(num_agents=num_agents, seed=seed)
     path = find_unity_build(unity_build)
     served = os.path.realpath(path) == os.path.realpath(BUILT_IN_EXECUTABLE)
+    from .client_hook import install_hook
+
+    install_hook()  # the client on numpy 2, with bounded waits and checked messages, where `make` did not install it
     try:
         from unityagents import UnityEnvironment
     except ImportError as error:

@@ -1,7 +1,8 @@
 """Every file the project reads is hostile until checked (issue: files and sockets trust nothing). Each finding of
 the review has its test: a crafted policy archive or graph, symlinks planted where the run writes, edited or
-impossible scores, a FIFO, /dev/zero, deep JSON, an impossible checkpoint, too many arms; then a fuzz test that
-flips bytes in every kind of file a run folder holds and sees a refusal naming the file, or the exact values."""
+impossible scores, a FIFO, /dev/zero, deep JSON, an impossible checkpoint, a NaN in a checkpoint or a priority,
+too many arms; then a fuzz test that flips bytes in every kind of file a run folder holds and sees a refusal naming
+the file, or the exact values."""
 
 import io
 import json
@@ -15,9 +16,10 @@ import pytest
 import torch
 
 from continuous_control import checkpoints
-from continuous_control.agent import Config, train
+from continuous_control.agent import Config, train, walk_step
 from continuous_control.files import MANIFEST, FileRefused
 from continuous_control.results import Float32Input, load_policy, load_run, saved
+from continuous_control.sumtree import SumTree
 from reacher import ReacherEnvironment
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(16, 16))
@@ -262,6 +264,42 @@ def test_an_impossible_checkpoint_is_refused_naming_it(folder, changes, reason):
     path = crafted_checkpoint(folder, **changes)
     with pytest.raises(checkpoints.CheckpointError, match=rf"{checkpoints.FILE}.*{reason}"):
         checkpoints.read_checkpoint(str(path))
+
+
+def poisoned_checkpoint(folder, where):
+    """The run's checkpoint with one value made NaN: in a network's weights, an optimiser's moments, or a priority."""
+    path = folder / "resume" / checkpoints.FILE
+    with np.load(path) as saved_arrays:
+        arrays = dict(saved_arrays)
+    state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
+    if where == "priorities":
+        arrays["priorities"][3] = np.nan
+    elif where == "nets":
+        next(iter(state["nets"]["actor"].values())).view(-1)[0] = np.nan
+    else:
+        next(iter(state["opts"]["critic"]["state"].values()))["exp_avg"].view(-1)[0] = np.nan
+    blob = io.BytesIO()
+    torch.save(state, blob)
+    arrays["state"] = np.frombuffer(blob.getvalue(), np.uint8)
+    np.savez(path, **arrays)
+    return path
+
+
+@pytest.mark.parametrize("where", ["priorities", "nets", "opts"])
+def test_a_checkpoint_holding_a_nan_is_refused_naming_where(folder, where):
+    path = poisoned_checkpoint(folder, where)
+    with pytest.raises(checkpoints.CheckpointError, match=rf"{checkpoints.FILE}.*its {where}\S* holds a value that"):
+        checkpoints.read_checkpoint(str(path))
+
+
+def test_a_nan_priority_is_refused_naming_the_transition_and_leaves_the_tree_as_it_was():
+    """The review's NaN priorities gave NaN actions: a NaN in the tree poisons every sum above it."""
+    tree = SumTree(8, walk_step)
+    tree[np.arange(8)] = np.arange(1.0, 9.0)
+    for bad in (np.nan, np.inf, -1.0):
+        with pytest.raises(ValueError, match=f"priority {bad} for transition 5"):
+            tree[np.array([4, 5])] = np.array([2.0, bad])
+    assert tree.total() == 36.0 and tree[4] == 5.0
 
 
 def test_a_checkpoint_that_would_inflate_past_its_limit_is_refused_before_it_does(folder, monkeypatch):

@@ -136,13 +136,15 @@ COURSE = (
 )
 
 
-def run_client(tmp_path, extra: str = "", worker: int = 0, **environ) -> subprocess.CompletedProcess:
+def run_client(
+    tmp_path, extra: str = "", worker: int = 0, executable: str = BUILT_IN_EXECUTABLE, **environ
+) -> subprocess.CompletedProcess:
     """The course's opening cells and `extra` in a fresh interpreter of this environment; at most 120 s."""
     script = tmp_path / f"course{worker}.py"
     script.write_text(COURSE.replace("{extra}", textwrap.dedent(extra)))
     env = {k: v for k, v in os.environ.items() if k not in ("REACHER_PYTHON", "PYTHONPATH")}
     return subprocess.run(
-        [sys.executable, str(script), BUILT_IN_EXECUTABLE, str(worker or 30 + os.getpid() % 2000)],
+        [sys.executable, str(script), executable, str(worker or 30 + os.getpid() % 2000)],
         capture_output=True,
         text=True,
         cwd=tmp_path,
@@ -182,6 +184,47 @@ def test_bad_input_through_the_client_raises_at_once_and_the_environment_stays_u
     assert all(float(r[2]) < 10 for r in refused)
     assert "NaN" in refused[0][3] and "goal_size" in refused[1][3] and "[0, 100]" in refused[1][3]
     assert "AFTER 20" in done.stdout
+
+
+ROGUE = """
+import sys
+import reacher.serve as serve
+
+make, answers = serve._output_message, []
+
+
+def output(co, info):  # the built-in's answers, the third (the second step's) of them altered
+    message = make(co, info)
+    answers.append(message)
+    infos = message.unity_output.rl_output.agentInfos
+    agents = infos["ReacherBrain"].value
+    if len(answers) == 3:
+        FAULT
+    return message
+
+
+serve._output_message = output
+sys.exit(serve.main(sys.argv[1:]))
+"""
+SHAPES = {  # what a rogue environment sends: what the refusal names
+    "del agents[3].stacked_vector_observation[-1]": "32 values for agent 3; it declared 33",
+    "agents[5].reward = float('nan')": "not a finite number",
+    "agents[0].stacked_vector_observation[7] = float('inf')": "not a finite number",
+    "infos['Rogue'].CopyFrom(infos['ReacherBrain']); del infos['ReacherBrain']": "'Rogue' which it never declared",
+    "[agents.add().CopyFrom(agents[0]) for _ in range(981)]": "1,001 agents, more than 1,000",
+}
+
+
+@pytest.mark.parametrize("fault", SHAPES)
+def test_a_message_not_of_the_environments_shape_is_refused_naming_it(tmp_path, fault):
+    (tmp_path / "rogue.py").write_text(ROGUE.replace("FAULT", fault))
+    rogue = tmp_path / "Rogue.x86_64"
+    rogue.write_text(f'#!/bin/sh\nexec "{sys.executable}" "{tmp_path / "rogue.py"}" "$@"\n')
+    rogue.chmod(0o755)
+    done = run_client(tmp_path, executable=str(rogue), worker=60 + os.getpid() % 2000 + list(SHAPES).index(fault))
+    assert done.returncode != 0 and "AGENTS" not in done.stdout, done.stdout
+    last = done.stderr.strip().splitlines()[-1]
+    assert last.startswith("unityagents.exception.UnityEnvironmentException") and SHAPES[fault] in last, last
 
 
 def test_a_server_killed_mid_run_ends_in_an_error_not_a_hang(tmp_path):
