@@ -18,7 +18,9 @@ import numpy as np
 import torch
 
 from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
-from .results import TARGET_SCORE, WINDOW, code_version, save_results
+from .results import TARGET_SCORE, WINDOW, code_version, save_results, write_json
+
+PROGRESS = "progress.json"  # in the run's resume/: its latest episode, for a terminal (tools/terminal.py)
 
 LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")  # the columns of Recorder.log
 
@@ -171,6 +173,8 @@ class TrainingRun:
         if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
             h["solved_at"] = episode
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
+        latest = {"episode": episode, "of": self.max_episodes, "mean": h["mean"][-1], "avg100": h["avg100"][-1]}
+        write_json(os.path.join(self.resume_dir, PROGRESS), {**latest, "wall_seconds": h["wall"][-1]})
         if episode % self.log_every == 0 or episode == 1 or h["solved_at"] == episode:
             print(
                 f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "

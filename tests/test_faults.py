@@ -515,23 +515,3 @@ def test_the_executable_started_by_hand_says_it_needs_the_client(tmp_path):
     )
     assert done.returncode == 2 and f"port {port}" in done.stderr and "UnityEnvironment" in done.stderr, done.stderr
 
-
-def test_make_run_says_where_the_set_aside_checkpoint_is_and_its_size(tmp_path):
-    """The notebook's output does not reach make run's terminal: a step after it names the old checkpoint."""
-    from tools import tasks
-
-    assert [argv[2:] for argv, _ in tasks.commands("run")][-1] == ["tools.set_aside", "checkpoints"]
-    (tmp_path / "resume.old").mkdir()
-    (tmp_path / "resume.old" / checkpoints.FILE).write_bytes(b"0" * 3_000_000)
-    done = subprocess.run(
-        [sys.executable, "-m", "tools.set_aside", str(tmp_path)], capture_output=True, text=True, timeout=120, cwd=ROOT
-    )
-    assert str(tmp_path / "resume.old") in done.stdout and "3 MB" in done.stdout and done.stderr == ""
-    empty = subprocess.run(
-        [sys.executable, "-m", "tools.set_aside", str(tmp_path / "none")],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert empty.returncode == 0 and empty.stdout == ""

@@ -28,16 +28,17 @@ EXECUTE = [
     "--ExecutePreprocessor.store_widget_state=False",
 ]
 SMOKE = {"SMOKE": "1"}
+FOLLOW = ["tools.terminal", "follow", "runs/plain", "checkpoints", "--", "-m"]  # the lesson's two training runs
 
 # name: (what it does, [(module and arguments, extra environment), ...]) or a list of other tasks.
 TASKS = {
     "notebook": (
         "execute Continuous_Control.ipynb in place: a fresh training run (RESUME=1: continue one)",
         [
-            (EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
+            # the notebook's output does not reach the terminal: a bar per training run, read from its own files
+            (FOLLOW + EXECUTE + ["--ExecutePreprocessor.timeout=-1", "Continuous_Control.ipynb"], {}),
             (["tools.no_widget_state", "Continuous_Control.ipynb"], {}),
-            # the notebook's output does not reach the terminal: where a fresh start set the old checkpoint aside
-            (["tools.set_aside", "checkpoints"], {}),
+            (["tools.terminal", "result", "checkpoints"], {}),
         ],
     ),
     "figures": ("doc/'s figures from checkpoints/ and results/", [(["experiments.figures"], {})]),
