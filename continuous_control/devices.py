@@ -57,7 +57,7 @@ class DeviceReplay:
         self.priorities = Priorities(memory.capacity, device)
         self.recent = torch.ones(memory.window, dtype=torch.float64, device=device)  # each update's largest p
 
-    def add(self, states, actions, returns, next_states, discounts) -> None:
+    def add(self, states, actions, returns, next_states, discounts) -> torch.Tensor:
         rows = np.concatenate(
             [states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]],
             1,

@@ -26,9 +26,9 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")  # the colu
 
 
 class Recorder:
-    """The diagnostics' bookkeeping, an observer of the agent: per update what it saw, and per stored transition
-    when it was added and whether it was replayed since. It changes no value. Its notes are arrays of the
-    replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
+    """The diagnostics' bookkeeping: per update what it saw, and per stored transition when it was added and
+    whether it was replayed since. It wraps the agent's `memory.add` and `learn` and changes no value. Its notes
+    are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
 
     def __init__(self, agent):
         capacity = agent.memory.capacity
@@ -39,22 +39,26 @@ class Recorder:
         self.replayed = replayed if self.device else replayed.numpy()
         self.log = []
         self.adds = 0
-        agent.observers.append(self)
+        add, learn = agent.memory.add, agent.learn
+        agent.memory.add = lambda *transitions: self.on_add(add(*transitions))
+        agent.learn = lambda: self.on_update(learn())
 
-    def on_add(self, idx) -> None:
-        """A batch of transitions was stored at rows `idx`."""
+    def on_add(self, idx):
+        """A batch of transitions was stored at rows `idx`; `idx`."""
         self.born[idx] = self.adds
         self.replayed[idx] = False
         self.adds += 1
+        return idx
 
-    def on_update(self, out: dict) -> None:
-        """An update: its losses and mean Q, and its batch's rows `idx` and TD errors `td`."""
+    def on_update(self, out: dict) -> dict:
+        """An update: its losses and mean Q, and its batch's rows `idx` and TD errors `td`; `out`."""
         idx = out["idx"]
         self.replayed[idx] = True
         td_abs = torch.as_tensor(out["td"]).abs().mean()
         young = (self.age(idx) <= 1000).sum() / len(idx)
         row = (out["critic_loss"], out["actor_loss"], out["q"], td_abs, young)
         self.log.append(torch.stack(row) if self.device else [float(x) for x in row])  # a GPU's numbers stay there
+        return out
 
     def age(self, idx):
         """How many insertions ago each transition was added."""

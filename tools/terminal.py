@@ -70,6 +70,8 @@ def follow(command: list, folders: list) -> int:
                 bar.set_postfix(mean=f"{latest['mean']:.2f}", avg100=f"{latest['avg100']:.2f}", refresh=False)
                 bar.update(latest["episode"] - bar.n)
             if code is not None:
+                for bar in bars.values() if code == 0 else ():
+                    bar.total = bar.n  # a run that stopped once solved, before its last episode, is complete
                 return code
     except KeyboardInterrupt:
         process.wait(timeout=60)  # Ctrl-C reached the notebook's process too: it stops, its checkpoint kept

@@ -44,18 +44,9 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import (
-    ActionNoise,
-    Behaviour,
-    Networks,
-    SumTree,
-    TrainingRun,
-    check_config,
-    code_fingerprint,
-    for_device,
-    refuse_non_finite,
-    seed_streams,
-)
+from continuous_control import ActionNoise, Behaviour, Networks, SumTree, TrainingRun, for_device
+from continuous_control.checkpoints import code_fingerprint
+from continuous_control.config import check_config, refuse_non_finite, seed_streams
 
 
 def method_of(cls):
@@ -335,8 +326,8 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 
 # %% tags=["export"]
 class DDPG(Networks):
-    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks`
-    (from the package) adds `to(...)`, which moves or casts them all, and `tensor(x)`, an array on their device."""
+    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks` (the
+    package's) adds `to(...)`, which moves them all, and `tensor(x)`, an array on their device."""
 
     def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
@@ -352,8 +343,7 @@ class DDPG(Networks):
         self.critic_opt = torch.optim.Adam(self.critic.parameters(), lr=cfg.critic_lr, fused=True)
 
     def update_critic(self, s, a, ret, s_next, disc, w) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
-        """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q
-        (tensors: reading a number out of a GPU would make it wait)."""
+        """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q."""
         with torch.no_grad():
             y = self.td_target(ret, s_next, disc)
         q = self.critic.values(s, a)  # (critics, batch): one row here (2.3 adds a second)
@@ -365,13 +355,11 @@ class DDPG(Networks):
         return td[0].detach(), loss.detach(), q[0].mean().detach()
 
     def update_actor(self, s) -> torch.Tensor:
-        """Step 2: one step on the actor's loss. The critic is frozen for this pass: its input
-        gradient dQ/da is needed, its weight gradients are not."""
-        self.critic.requires_grad_(False)
+        """Step 2: one step on the actor's loss. Only the actor's gradients are computed (`inputs`): the
+        critic's gradient dQ/da with respect to its input is needed, its weight gradients are not."""
         loss = self.actor_loss(s)
         self.actor_opt.zero_grad()
-        loss.backward()
-        self.critic.requires_grad_(True)
+        loss.backward(inputs=list(self.actor.parameters()))
         self.actor_opt.step()
         return loss.detach()
 
@@ -738,7 +726,6 @@ class DDPGAgent(DDPG):
         super().__init__(cfg, self.make_actor(), self.make_actor(), *self.make_critics(), state_size)
         self.behaviour = self.make_behaviour()
         self.memory = self.make_memory()
-        self.observers = []  # the package's diagnostics, told of each storage and update
         self.steps = 0
         self.updates = 0
         self.to(cfg.device)
@@ -776,14 +763,10 @@ def step(self, states, actions, rewards, next_states, done: bool) -> None:
     self.norm.update(self.tensor(states))
     transitions = self.transitions(states, actions, rewards, next_states, done)
     if transitions is not None:
-        idx = self.memory.add(*transitions)
-        for observer in self.observers:
-            observer.on_add(idx)
+        self.memory.add(*transitions)
     self.steps += 1
     if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-        out = self.learn()
-        for observer in self.observers:
-            observer.on_update(out)
+        self.learn()
 
 
 @method_of(DDPGAgent)
