@@ -3,9 +3,15 @@
     python -m experiments.run --variant full --seeds 0 1 2            # until solved (max 200)
     python -m experiments.run --all                 # the report's set: what `make experiments` runs
     python -m experiments.run --analyses            # after --all: the weak arm and a twin critic, from runs/
+    python -m experiments.run --all --ray           # the same, as Ray tasks on this machine (pip install -e .[cluster])
+    python -m experiments.run --all --ray HOST:6379 # ... on the Ray cluster whose head is HOST
 
 Each run has its own process and torch thread, checkpoints to runs/<variant>/seed<k>/ (not committed), and
 leaves its small results, with a noise-free evaluation, in results/<variant>/seed<k>/ (then it is skipped).
+With --ray each run is one Ray task of one CPU, on whichever node Ray gives it; its checkpoints and log stay in
+that node's runs/, a task that fails is retried (RETRIES), and its small result files come back to this machine,
+which writes results/ as without Ray. Every node holds the project at this commit, installed with its [cluster]
+extra, on the same kind of processor if its runs are to repeat the saved ones.
 """
 
 import argparse
@@ -15,11 +21,13 @@ import os
 import shutil
 import subprocess
 import sys
+import tempfile
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
+from continuous_control.files import MANIFEST, FileRefused
 from continuous_control.provenance import ROOT
-from continuous_control.results import evaluate, read_json, write_files, write_json
+from continuous_control.results import evaluate, load_run, read_json, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -43,6 +51,8 @@ RUNS = os.path.join(ROOT, "runs")
 # The runs whose networks `--analyses` reads (results/ keeps none): finished only while runs/ holds them.
 WEAK_ARM_RUNS = tuple(("full", seed) for seed in SEEDS)
 TWIN_CRITIC_RUN = ("clipped_double_q", 0)
+RETRIES = 2  # a Ray task that fails is run again this many times (resuming from its checkpoint), then reported
+WAIT_SECONDS = 30  # the longest the driver waits for Ray between two looks at its runs
 
 
 def report_set() -> list[tuple[str, int, int, bool]]:
@@ -179,7 +189,7 @@ def child(argv: list, name: str, log: str) -> int:
     return code
 
 
-def launch(run: tuple, jobs: int, results: str) -> int:
+def launch(run: tuple, jobs: int, results: str, runs: str = RUNS) -> int:
     """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
     variant, seed, episodes, stop = run
     argv = [
@@ -193,8 +203,81 @@ def launch(run: tuple, jobs: int, results: str) -> int:
         str(jobs),
         "--results",
         results,
+        "--runs",
+        runs,
     ] + ([] if stop else ["--no-stop"])
-    return child(argv, f"{variant} seed {seed}", os.path.join(RUNS, f"{variant}-seed{seed}.log"))
+    return child(argv, f"{variant} seed {seed}", os.path.join(runs, f"{variant}-seed{seed}.log"))
+
+
+def ray_task(run: tuple, concurrent: int, runs: str | None, overrides: dict) -> dict:
+    """One run, on a Ray worker: its output in that node's runs/<variant>-seed<k>.log, its result files returned."""
+    import platform
+
+    variant, seed, episodes, stop = run
+    runs = runs or RUNS  # this node's
+    log = os.path.join(runs, f"{variant}-seed{seed}.log")
+    os.makedirs(runs, exist_ok=True)
+    with (
+        tempfile.TemporaryDirectory() as out,
+        open(log, "a") as f,
+        contextlib.redirect_stdout(f),
+        contextlib.redirect_stderr(f),
+    ):
+        run_one(variant, seed, episodes, stop, concurrent, runs=runs, results=out, **overrides)
+        folder = Path(out, variant, f"seed{seed}")
+        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != MANIFEST}
+    return {"files": files, "log": f"{platform.node()}:{log}"}
+
+
+def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | None = None, **overrides) -> list:
+    """Each batch's runs as Ray tasks, at most its limit at a time (None: as many as Ray has CPUs; a batch starts
+    when the one before it ends), on a local Ray of `jobs` CPUs (`address` "local") or the cluster at `address`;
+    each result written to `results` as it comes back, and checked. The runs that failed after RETRIES retries."""
+    try:
+        import ray
+    except ImportError:
+        raise SystemExit("--ray needs Ray: pip install -e .[cluster]") from None
+    from tqdm import tqdm
+
+    local = address == "local"
+    ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False)
+    task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=True)(ray_task)
+    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
+    failed, minutes = [], []
+    total = sum(len(runs_) for runs_, _ in batches)
+    bar = tqdm(total=total, unit="run", desc="runs", dynamic_ncols=True)
+    try:
+        for todo, limit in batches:
+            todo, pending, limit = list(todo), {}, min(limit or cpus, cpus)
+            while todo or pending:
+                while todo and len(pending) < limit:
+                    run = todo.pop(0)
+                    pending[task.remote(run, limit, runs, overrides)] = run
+                done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
+                for ref in done:
+                    variant, seed, *_ = run = pending.pop(ref)
+                    name = f"{variant} seed {seed}"
+                    try:
+                        out = ray.get(ref, timeout=WAIT_SECONDS)
+                        folder = os.path.join(results, variant, f"seed{seed}")
+                        write_files(folder, out["files"], whole=True)
+                        summary = load_run(folder)["summary"]  # what came back is checked like any run folder
+                    except (ray.exceptions.RayError, FileRefused, KeyError, TypeError) as error:
+                        failed.append(run)
+                        bar.write(f"failed {name} after {RETRIES} retries: {str(error).strip().splitlines()[-1]}")
+                        continue
+                    minutes.append(summary["wall_seconds"] / 60)
+                    bar.write(
+                        f"finished {name}: solved at {summary['solved_at']}, {minutes[-1]:.1f} min, "
+                        f"{summary['processor']} (log: {out['log']})"
+                    )
+                    bar.update(1)
+                    left = total - bar.n - len(failed)
+                    bar.set_postfix(compute_hours_left=f"{left * sum(minutes) / len(minutes) / 60:.1f}")
+    finally:
+        bar.close()
+        ray.shutdown()
+    return failed
 
 
 def positive(text: str) -> int:
@@ -227,27 +310,43 @@ def main(argv=None):
         default=os.path.join(ROOT, "results"),
         help="the folder that receives <variant>/seed<k>/ (default results/)",
     )
+    parser.add_argument("--runs", default=RUNS, help="where runs checkpoint and log, on each machine (default runs/)")
+    parser.add_argument(
+        "--ray",
+        nargs="?",
+        const="local",
+        metavar="ADDRESS",
+        help="run on Ray: a local Ray of --jobs CPUs, or the cluster whose head is at ADDRESS (host:port)",
+    )
     parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.analyses:
-        return analyses()
+        return analyses(args.runs)
     if args.one:
-        return run_one(args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs, results=args.results)
+        one = args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs
+        return run_one(*one, runs=args.runs, results=args.results)
     plan = (
         report_set()
         if args.all
         else [(v, s, args.episodes, not args.no_stop) for s in args.seeds for v in args.variant]
     )
-    todo = [run for run in plan if not finished(args.results, *run)]
+    todo = [run for run in plan if not finished(args.results, *run, runs=args.runs)]
     for variant, seed, episodes, _ in todo:
         refuse_to_replace(args.results, variant, seed, episodes)
     # With --all, the full agent's seeds run alone first (the seeds table times them), then the rest.
     alone = [run for run in todo if args.all and run[0] == "full"]
     shared = [run for run in todo if run not in alone]
     print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
+    if args.ray:
+        shared_limit = args.jobs if args.ray == "local" else None  # a cluster: as many as it has CPUs
+        runs = None if args.runs == RUNS else args.runs  # by default, each node's own runs/
+        failed = ray_sweep([(alone, 1), (shared, shared_limit)], args.ray, args.jobs, args.results, runs)
+        if failed:
+            sys.exit(f"{len(failed)} of {len(todo)} runs failed: " + ", ".join(f"{v} seed {s}" for v, s, *_ in failed))
+        return
     with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        codes = [launch(run, 1, args.results) for run in alone]
-        codes += pool.map(lambda run: launch(run, args.jobs, args.results), shared)
+        codes = [launch(run, 1, args.results, args.runs) for run in alone]
+        codes += pool.map(lambda run: launch(run, args.jobs, args.results, args.runs), shared)
     failed = sum(code != 0 for code in codes)
     if failed:
         sys.exit(f"{failed} of {len(todo)} runs failed: their logs are in runs/")

@@ -38,7 +38,7 @@ INTEL_MAC = (
     "numba publishes no macOS x86_64 wheel since 0.63, the first release for CPython 3.14, and torch "
     "none since 2.3: the project does not install on an Intel Mac"
 )
-KNOWN = {("numba", "macOS x86_64"): INTEL_MAC, ("llvmlite", "macOS x86_64"): INTEL_MAC}
+KNOWN = {(name, "macOS x86_64"): INTEL_MAC for name in ("numba", "llvmlite", "ray")}
 
 
 def pins(path: str = os.path.join(ROOT, "requirements.txt")) -> list[tuple[str, str]]:
