@@ -514,4 +514,3 @@ def test_the_executable_started_by_hand_says_it_needs_the_client(tmp_path):
         timeout=120,
     )
     assert done.returncode == 2 and f"port {port}" in done.stderr and "UnityEnvironment" in done.stderr, done.stderr
-
