@@ -260,11 +260,18 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                     try:
                         out = ray.get(ref, timeout=WAIT_SECONDS)
                         folder = os.path.join(results, variant, f"seed{seed}")
-                        write_files(folder, out["files"], whole=True)
+                        files = out["files"]
+                        if not set(files) <= {*RESULT_FILES, "diagnostics.csv"} or not all(
+                            type(data) is bytes for data in files.values()
+                        ):  # only a run's result files, by name, are written here
+                            raise FileRefused(f"{name} sent back {sorted(files)!r}, not a run's result files")
+                        write_files(folder, files, whole=True)
                         summary = load_run(folder)["summary"]  # what came back is checked like any run folder
                     except (ray.exceptions.RayError, FileRefused, KeyError, TypeError) as error:
                         failed.append(run)
-                        bar.write(f"failed {name} after {RETRIES} retries: {str(error).strip().splitlines()[-1]}")
+                        retried = isinstance(error, ray.exceptions.RayError)
+                        how = f"after {RETRIES} retries" if retried else "its results"
+                        bar.write(f"failed {name} ({how}): {str(error).strip().splitlines()[-1]}")
                         continue
                     minutes.append(summary["wall_seconds"] / 60)
                     bar.write(
