@@ -9,6 +9,7 @@ for episode in range(first, max_episodes + 1):
 history = run.finish()                 # result files in run_dir
 """
 
+import contextlib
 import numbers
 import os
 import stat
@@ -178,7 +179,8 @@ class TrainingRun:
             h["solved_at"] = episode
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
         latest = {"episode": episode, "of": self.max_episodes, "mean": h["mean"][-1], "avg100": h["avg100"][-1]}
-        write_json(os.path.join(self.resume_dir, PROGRESS), {**latest, "wall_seconds": h["wall"][-1]})
+        with contextlib.suppress(OSError):  # for a terminal's bar only: a full disk is the checkpoint's to report
+            write_json(os.path.join(self.resume_dir, PROGRESS), {**latest, "wall_seconds": h["wall"][-1]})
         if episode % self.log_every == 0 or episode == 1 or h["solved_at"] == episode:
             print(
                 f"episode {episode:4d}  mean {scores.mean():5.2f}  min {scores.min():5.2f}  "

@@ -15,6 +15,7 @@ import torch
 
 from continuous_control import checkpoints
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, Normalizer, train
+from continuous_control.training import PROGRESS
 from experiments.run import run_one
 from reacher import ReacherEnvironment
 
@@ -101,8 +102,8 @@ def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same
     real_replace, calls = os.replace, []
 
     def failing(src, dst):
-        calls.append(dst)
-        if len(calls) == 2:  # the checkpoint after episode 2
+        calls.extend([dst] if str(dst).endswith(checkpoints.FILE) else [])  # the checkpoint's renames
+        if len(calls) == 2 and calls[-1] == dst:  # the checkpoint after episode 2
             raise OSError(28, "No space left on device")
         real_replace(src, dst)
 
@@ -112,7 +113,7 @@ def test_an_interrupted_run_resumes_from_its_last_written_checkpoint_to_the_same
     checkpoints.wait_for_checkpoint()
     monkeypatch.undo()
     assert str(tmp_path / "resume" / checkpoints.FILE) in capsys.readouterr().err
-    assert os.listdir(tmp_path / "resume") == [checkpoints.FILE]
+    assert sorted(os.listdir(tmp_path / "resume")) == sorted([checkpoints.FILE, PROGRESS])
     resumed = run(tmp_path, 3, resume=True)
     assert "Resuming after episode 1" in capsys.readouterr().out
     assert resumed["arms"] == reference["arms"] and resumed["diagnostics"] == reference["diagnostics"]
@@ -397,9 +398,9 @@ def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_mac
 
     launched = []
     monkeypatch.setattr(
-        runner, "finished", lambda results, variant, seed, episodes, stop: variant == "full" and seed == 0
+        runner, "finished", lambda results, variant, seed, episodes, stop, runs: variant == "full" and seed == 0
     )
-    monkeypatch.setattr(runner, "launch", lambda run, jobs, results: launched.append((run[0], run[1], jobs)) or 0)
+    monkeypatch.setattr(runner, "launch", lambda run, jobs, *_: launched.append((run[0], run[1], jobs)) or 0)
     runner.main(["--all", "--jobs", "2"])
     full = [r for r in launched if r[0] == "full"]
     assert full == [("full", k, 1) for k in range(1, 10)] and launched[:9] == full
