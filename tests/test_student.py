@@ -220,3 +220,24 @@ def test_a_handout_never_writes_over_anything(tmp_path, where):
     if where == "a student's folder":
         assert (folder / "Continuous_Control.ipynb").read_text() == "my work" and len(list(folder.iterdir())) == 1
     assert not (Path(ROOT) / "results" / "x").exists()
+
+
+def test_a_grading_environment_whose_build_was_cut_short_is_built_again_and_no_other_folder(tmp_path, monkeypatch):
+    """A `make test` killed while it built the grading environment leaves a half-made one; the next builds it
+    again. A folder it did not start is still refused, naming it."""
+
+    class Started(Exception):
+        pass
+
+    monkeypatch.setattr(student, "handout", lambda folder: (_ for _ in ()).throw(Started(folder)))
+    folder = tmp_path / "grading"
+    (folder / "venv").mkdir(parents=True)
+    with pytest.raises(SystemExit, match=f"{folder}.*not an empty folder"):
+        student.grading_env(str(folder))
+    empty = tmp_path / "new"
+    with pytest.raises(Started):  # a new folder: its build starts, and marks it
+        student.grading_env(str(empty))
+    assert (empty / student.BUILDING).exists()
+    (empty / "venv").mkdir()  # what the cut-short build left
+    with pytest.raises(Started):
+        student.grading_env(str(empty))

@@ -259,6 +259,9 @@ def course(folder: str) -> str:
     return claimed(source, build)
 
 
+BUILDING = "building"  # in a grading environment's folder from the start of its build
+
+
 def grading_env(folder: str) -> str:
     """A virtual environment in `folder/venv` made from a fresh hand-out alone (no lesson, no hidden tests, no
     editable install of the checkout), with the grading kernel registered in it (`grader.kernel`). An
@@ -267,12 +270,15 @@ def grading_env(folder: str) -> str:
     venv = os.path.join(folder, "venv")
     python, stamp = os.path.join(venv, "bin", "python"), Path(venv, "lab-requirements.txt")
     pip = [python, "-m", "pip", "install", "--quiet", "--disable-pip-version-check"]
+    building = Path(folder, BUILDING)  # left by a build of ours that was cut short: this one builds it again
+    if not stamp.exists() and not building.exists():
+        refuse_folder(folder, outside=False)  # a cache under .venv/ will do: nothing of it is handed out
+        os.makedirs(folder, exist_ok=True)
+        building.touch()
     with tempfile.TemporaryDirectory() as tmp:
         lab = handout(os.path.join(tmp, "handout"))
         pins = Path(lab, "requirements.txt").read_text(encoding="utf-8")
         if not (stamp.exists() and stamp.read_text(encoding="utf-8") == pins):
-            if not stamp.exists():
-                refuse_folder(folder, outside=False)  # a cache under .venv/ will do: nothing of it is handed out
             subprocess.run([sys.executable, "-m", "venv", "--clear", venv], check=True)
             subprocess.run([*pip, "-r", os.path.join(lab, "requirements.txt")], check=True)
             stamp.write_text(pins, encoding="utf-8")
