@@ -236,7 +236,7 @@ class _PatchingLoader(importlib.abc.Loader):
 class _Finder(importlib.abc.MetaPathFinder):
     """Finds the client's modules as Python would, and patches each once it has run."""
 
-    reacher_client_hook = True  # one finder, even if this file is loaded twice (.pth and `import reacher`)
+    reacher_client_hook = True  # one finder, even if this file is loaded twice (the .pth and open_environment)
 
     def find_spec(self, name, path=None, target=None):
         if name not in PATCHES:
