@@ -271,7 +271,8 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                         failed.append(run)
                         retried = isinstance(error, ray.exceptions.RayError)
                         how = f"after {RETRIES} retries" if retried else "its results"
-                        bar.write(f"failed {name} ({how}): {str(error).strip().splitlines()[-1]}")
+                        log = os.path.join(runs or "runs", f"{variant}-seed{seed}.log")
+                        bar.write(f"failed {name} ({how}): {str(error).strip().splitlines()[-1]}; its log: {log}")
                         continue
                     minutes.append(summary["wall_seconds"] / 60)
                     bar.write(

@@ -39,7 +39,9 @@ def test_a_local_ray_repeats_the_runs_made_without_it_and_names_a_run_that_fails
     )
     assert failed == [bad]
     out = capsys.readouterr()
-    assert f"failed no_such_variant seed 0 (after {runner.RETRIES} retries)" in out.out + out.err
+    said = out.out + out.err
+    assert f"failed no_such_variant seed 0 (after {runner.RETRIES} retries)" in said
+    assert f"its log: {tmp_path / 'runs' / 'no_such_variant-seed0.log'}" in said
     for variant, seed, *_ in RUNS:
         ours, theirs = (results_of(root / variant / f"seed{seed}") for root in (tmp_path / "results", without_ray))
         assert ours.keys() == theirs.keys()
