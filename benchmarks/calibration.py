@@ -13,14 +13,17 @@ scores are not independent evidence of fidelity.
 
 import argparse
 import glob
+import io
 import json
 import os
 import platform
 import time
+import zipfile
 from pathlib import Path
 
 import numpy as np
 
+from continuous_control.files import MIB, FileRefused, read_bytes, read_json
 from continuous_control.provenance import ROOT, host
 from reacher import ReacherEnvironment, play, scripted_actions
 
@@ -48,8 +51,7 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
             f"calibration actor {path} not found; set CALIBRATION_DIR to the folder "
             f"holding {', '.join(a + '.npz' for a in ACTORS)}"
         )
-    weights = dict(np.load(path, allow_pickle=False))
-    layers = [str(layer) for layer in weights.pop("layers")]
+    weights, layers = read_actor(path)
 
     def act(x):
         x = np.asarray(x, np.float32)
@@ -67,7 +69,32 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
                 raise ValueError(f"{path}: unknown layer {layer!r}")
         return x
 
+    try:  # 33 observations in, 4 actions out, every number finite: else the file is no actor
+        out = act(np.zeros((1, 33)))
+        assert out.shape == (1, 4) and np.isfinite(out).all()
+    except (KeyError, ValueError, AssertionError):
+        raise FileRefused(f"{path} is not an actor of 33 observations and 4 actions: refused") from None
     return act
+
+
+def read_actor(path: str, limit: int = 64 * MIB) -> tuple[dict, list]:
+    """An actor file's arrays and its layers ("linear:KEY", "batchnorm:KEY", "relu", "tanh"), read by the
+    project's reader (a regular file, bounded, never through a symlink) and refused, naming it, if it is not one."""
+    data = read_bytes(path, limit)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            names = archive.namelist()
+            if len(names) != len(set(names)) or sum(i.file_size for i in archive.infolist()) > limit:
+                raise FileRefused(f"{path} holds an array twice, or expands to more than {limit:,} bytes: refused")
+        with np.load(io.BytesIO(data), allow_pickle=False) as saved:
+            weights = {name: saved[name] for name in saved.files}
+        layers = [str(layer) for layer in weights.pop("layers")]
+    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+        reason = f"{type(error).__name__}: {str(error)[:200]}"
+        raise FileRefused(f"{path} is not an actor file ({reason}): refused") from None
+    if any(w.dtype.kind != "f" or not np.isfinite(w).all() for w in weights.values()):
+        raise FileRefused(f"{path} holds an array that is not finite floating-point numbers: refused")
+    return weights, layers
 
 
 def measure(joint_model, episodes: int, seed: int = 777, actors=tuple(ACTORS)) -> dict:
@@ -100,7 +127,7 @@ def write_report(
     out_md=os.path.join(ROOT, "doc", "calibration.md"),
     out_png=os.path.join(ROOT, "doc", "calibration.png"),
 ):
-    runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
+    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
     # The chosen model first, then the other joint models, then older replicas.

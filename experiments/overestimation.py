@@ -8,16 +8,15 @@ L = ceil(log 0.01 / log gamma) left count. G_t is a lower bound (mc_return), G_t
 """
 
 import argparse
-import json
 import math
 import os
 import platform
-from pathlib import Path
 
 import numpy as np
 import torch
 
 from continuous_control.figures import q_reference
+from continuous_control.files import read_json
 from continuous_control.playback import load_networks, policy_of
 from continuous_control.provenance import ROOT
 from continuous_control.results import EVAL_SEED, write_json
@@ -50,7 +49,7 @@ def measure(run_dir: str, episodes: int = 2) -> dict:
     """Play mu on environment seed EVAL_SEED + the run's seed: the critic's mean Q against G on the usable steps."""
     from reacher import BRAIN_NAME, ReacherEnvironment
 
-    cfg = json.loads(Path(os.path.join(ROOT, run_dir, "config.json")).read_text())
+    cfg = read_json(os.path.join(ROOT, run_dir, "config.json"))
     seed, gamma, twin, nets = cfg["seed"], cfg["gamma"], bool(cfg.get("clipped_double_q")), load_networks(run_dir)
     policy, norm, critic, ceiling = (
         policy_of(nets),

@@ -26,6 +26,7 @@ from pathlib import Path
 
 import numpy as np
 
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT, code_version, machine, processor
 from continuous_control.results import TARGET_SCORE, WINDOW, evaluate, first_episode_at, write_csv
 from experiments.run import child
@@ -428,7 +429,7 @@ def finished(out: str, name: str, seed: int) -> bool:
     folder = os.path.join(out, name, f"seed{seed}")
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
-    saved = json.loads(Path(os.path.join(folder, "config.json")).read_text())
+    saved = read_json(os.path.join(folder, "config.json"))
     plain = lambda x: json.loads(json.dumps(x))
     today, schedule = plain(asdict(schedule_of(name))), saved["schedule"]
     same_schedule = all(schedule.get(k) == today.get(k) for k in {*schedule, *today})  # absent: None, unset

@@ -20,6 +20,7 @@ import numpy as np
 import torch
 from torch import nn
 
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
 from continuous_control.results import first_episode_at
 from reacher import BRAIN_NAME, ReacherEnvironment
@@ -204,7 +205,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = [json.loads(Path(p).read_text()) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
+    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for run in runs:
         ax.plot(

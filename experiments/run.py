@@ -145,7 +145,7 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
         os.path.join(runs, variant, f"seed{seed}", "critic.pt")
     ):
         return False
-    summary = json.loads(Path(folder, "summary.json").read_text())
+    summary = read_json(os.path.join(folder, "summary.json"))
     if (summary.get("changes"), summary.get("results_version")) != (CHANGES[variant], RESULTS_VERSION):
         return False
     return summary["episodes"] >= episodes or (stop and summary["solved_at"] is not None)
@@ -157,7 +157,7 @@ def refuse_to_replace(results: str, variant: str, seed: int, episodes: int) -> N
     folder. Run again for as many episodes, it repeats the result on the same kind of processor."""
     folder = os.path.join(results, variant, f"seed{seed}")
     with contextlib.suppress(OSError, ValueError):
-        summary = json.loads(Path(folder, "summary.json").read_text())
+        summary = read_json(os.path.join(folder, "summary.json"))
         current = (summary.get("changes"), summary.get("results_version")) == (CHANGES[variant], RESULTS_VERSION)
         if current and summary["episodes"] > episodes:
             raise SystemExit(

@@ -7,15 +7,14 @@ The same noise-free episodes, as trained and with every goal mirrored (x -> -x, 
 """
 
 import argparse
-import json
 import os
 import platform
 import time
-from pathlib import Path
 
 import numpy as np
 import torch
 
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
 from continuous_control.results import EVAL_SEED, load_policy, write_json
 from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
@@ -75,7 +74,7 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
 
 def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
-    summary = json.loads(Path(os.path.join(ROOT, run, "summary.json")).read_text())
+    summary = read_json(os.path.join(ROOT, run, "summary.json"))
     policy = load_policy(os.path.join(ROOT, run, "actor.pt2"))
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
@@ -96,7 +95,7 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     """Each run's policy on its evaluation goals, as trained and mirrored: each direction's mean, the worst arm."""
     out = {}
     for folder in folders:
-        seed = json.loads(Path(os.path.join(ROOT, folder, "summary.json")).read_text())["seed"]
+        seed = read_json(os.path.join(ROOT, folder, "summary.json"))["seed"]
         policy = load_policy(os.path.join(ROOT, folder, "actor.pt2"))
         played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
         speeds = played["as_trained"][1]

@@ -45,3 +45,39 @@ def test_unity_trained_actors_transfer(measured):
 def test_actor_loader_names_a_missing_folder(tmp_path):
     with pytest.raises(FileNotFoundError, match="CALIBRATION_DIR"):
         calibration.load_actor("1jsingh", str(tmp_path))
+
+
+@pytest.mark.skipif(not have_actors, reason="the calibration actors are not here")
+@pytest.mark.parametrize(
+    "craft",
+    ["pickle", "symlink", "not an actor", "nan", "fifo", "duplicate"],
+)
+def test_a_crafted_actor_file_is_refused_naming_it(tmp_path, craft):
+    """The calibration actors come from outside the project: each is read as data and checked, or refused."""
+    import warnings
+    import zipfile
+
+    from continuous_control.files import FileRefused
+
+    source = os.path.join(calibration.CALIBRATION_DIR, "1jsingh.npz")
+    path = tmp_path / "1jsingh.npz"
+    with np.load(source) as saved:
+        arrays = dict(saved)
+    if craft == "pickle":
+        np.savez(path, **{**arrays, "layers": np.array([{"run": "code"}], dtype=object)})
+    elif craft == "symlink":
+        path.symlink_to(source)
+    elif craft == "not an actor":
+        np.savez(path, **{**arrays, "layers": np.array(["linear:nothing"])})
+    elif craft == "nan":
+        weight = next(k for k in arrays if k.endswith(".weight"))
+        np.savez(path, **{**arrays, weight: np.full_like(arrays[weight], np.nan)})
+    elif craft == "fifo":
+        os.mkfifo(path)
+    else:
+        np.savez(path, **arrays)
+        with zipfile.ZipFile(path, "a") as archive, warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # zipfile warns of the duplicate it is asked to write
+            archive.writestr("layers.npy", b"")
+    with pytest.raises(FileRefused, match=str(path)):
+        calibration.load_actor("1jsingh", str(tmp_path))
