@@ -18,12 +18,11 @@ import json
 import os
 import platform
 import time
-import zipfile
 from pathlib import Path
 
 import numpy as np
 
-from continuous_control.files import MIB, FileRefused, read_bytes, read_json
+from continuous_control.files import MIB, FileRefused, read_archive, read_json
 from continuous_control.provenance import ROOT, host
 from reacher import ReacherEnvironment, play, scripted_actions
 
@@ -80,16 +79,12 @@ def load_actor(name: str, folder: str = CALIBRATION_DIR):
 def read_actor(path: str, limit: int = 64 * MIB) -> tuple[dict, list]:
     """An actor file's arrays and its layers ("linear:KEY", "batchnorm:KEY", "relu", "tanh"), read by the
     project's reader (a regular file, bounded, never through a symlink) and refused, naming it, if it is not one."""
-    data = read_bytes(path, limit)
+    data, _ = read_archive(path, limit)  # a regular file, bounded, each array once, no expansion past the bound
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            names = archive.namelist()
-            if len(names) != len(set(names)) or sum(i.file_size for i in archive.infolist()) > limit:
-                raise FileRefused(f"{path} holds an array twice, or expands to more than {limit:,} bytes: refused")
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             weights = {name: saved[name] for name in saved.files}
         layers = [str(layer) for layer in weights.pop("layers")]
-    except (OSError, ValueError, KeyError, zipfile.BadZipFile) as error:
+    except (OSError, ValueError, KeyError) as error:
         reason = f"{type(error).__name__}: {str(error)[:200]}"
         raise FileRefused(f"{path} is not an actor file ({reason}): refused") from None
     if any(w.dtype.kind != "f" or not np.isfinite(w).all() for w in weights.values()):

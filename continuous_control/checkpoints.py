@@ -23,7 +23,7 @@ import numpy as np
 import torch
 
 from . import results
-from .files import GIB, FileRefused, clear, read_bytes
+from .files import GIB, clear, read_archive
 from .results import MAX_ARMS, MAX_EPISODES, atomic_file
 
 CHECKPOINT_LIMIT = 4 * GIB  # the file, and what its arrays expand to: a full replay of a million is about 0.4 GB
@@ -171,13 +171,7 @@ def _damaged(path: str, reason) -> CheckpointError:
 def read_checkpoint(path: str) -> tuple[dict, dict]:
     """(state, arrays) of a checkpoint file, loaded so that a crafted file runs no code; CheckpointError if not one."""
     try:
-        data = read_bytes(path, CHECKPOINT_LIMIT)  # a regular file, not through a symlink, bounded
-        with zipfile.ZipFile(io.BytesIO(data)) as archive:  # what it would expand to, before it does
-            names = archive.namelist()
-            if len(names) != len(set(names)):
-                raise FileRefused(f"{path} holds an array more than once")
-            if sum(i.file_size for i in archive.infolist()) > CHECKPOINT_LIMIT:
-                raise FileRefused(f"{path} expands to more than {CHECKPOINT_LIMIT:,} bytes")
+        data, _ = read_archive(path, CHECKPOINT_LIMIT)  # a regular file, never through a symlink, bounded, no twins
         with np.load(io.BytesIO(data), allow_pickle=False) as saved:
             arrays = {name: saved[name] for name in saved.files}
         missing = [name for name in ("state", "priorities", *REPLAY, *RECORDED) if name not in arrays]

@@ -9,12 +9,15 @@
 A refusal is one sentence that names the file and what is wrong with it.
 """
 
+import collections
 import errno
 import hashlib
+import io
 import json
 import os
 import shutil
 import stat
+import zipfile
 
 KIB, MIB, GIB = 1 << 10, 1 << 20, 1 << 30
 DEPTH = 32  # the project's JSON is at most 3 deep
@@ -70,6 +73,23 @@ def nesting(text: str) -> int:
         elif ch in "]}":
             depth -= 1
     return deepest
+
+
+def read_archive(path: str, limit: int) -> tuple[bytes, list]:
+    """A zip archive's bytes and member names, read by `read_bytes`: FileRefused, naming it, for one that is not a
+    zip, holds a member twice (a reader would take one copy, a check the other), or expands past `limit`."""
+    data = read_bytes(path, limit)
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:  # what it would expand to, before it does
+            names, size = archive.namelist(), sum(i.file_size for i in archive.infolist())
+    except zipfile.BadZipFile:
+        raise FileRefused(f"{path} is not a zip archive; refused") from None
+    twice = sorted(name for name, n in collections.Counter(names).items() if n > 1)
+    if twice:
+        raise FileRefused(f"{path}: its archive holds {twice[0]} more than once; refused")
+    if size > limit:
+        raise FileRefused(f"{path}: its archive expands to more than {limit:,} bytes; refused")
+    return data, names
 
 
 def read_json(path: str, limit: int = MIB):

@@ -18,7 +18,18 @@ import torch.nn as nn
 
 # where the project is, and where and with what code a run ran (provenance.py); checkpoints.py and training.py
 # still read ROOT, processor and code_version from here
-from .files import MANIFEST, MIB, FileRefused, check_manifest, clear, create_new, manifest, read_bytes, read_json
+from .files import (
+    MANIFEST,
+    MIB,
+    FileRefused,
+    check_manifest,
+    clear,
+    create_new,
+    manifest,
+    read_archive,
+    read_bytes,
+    read_json,
+)
 from .provenance import ROOT, code_version, machine, processor
 
 TARGET_SCORE = 30.0  # the course's criterion: the mean of 100 consecutive episodes of the 20-arm mean
@@ -171,19 +182,11 @@ def load_policy(path: str) -> Policy:
     """An exported policy (`exported_policy`) as a `Policy`, loaded so that no code in the file can run: before
     torch reads it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only
     (torch would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
-    data = read_bytes(path, POLICY_LIMIT)
-    if not zipfile.is_zipfile(io.BytesIO(data)):
-        raise FileRefused(f"{path} is not a policy exported by this project (not a zip archive)")
+    data, names = read_archive(path, POLICY_LIMIT)
     with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        names = archive.namelist()
-        twice = sorted({n for n in names if names.count(n) > 1})
-        if twice:  # torch would read one copy, a check the other
-            raise FileRefused(f"{path}: its archive holds {twice[0]} more than once; refused")
         other = [n for n in names if not MEMBERS.fullmatch(n)]
         if other:
             raise FileRefused(f"{path}: its archive holds {other[0]}, which no exported policy holds; refused")
-        if sum(i.file_size for i in archive.infolist()) > POLICY_LIMIT:
-            raise FileRefused(f"{path}: its archive expands to more than {POLICY_LIMIT:,} bytes; refused")
         for name in names:
             if name.endswith(("weights_config.json", "constants_config.json")):
                 for key, entry in json.loads(archive.read(name))["config"].items():
