@@ -85,14 +85,12 @@ class Config:
     """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
 
     def __post_init__(self):
-        check_config(self)  # each field's type and range: a bad value fails here, named
-        torch.empty(0, device=self.device)  # an unknown or absent device fails here, with torch's reason
+        check_config(self)  # each field's type and range, and the device: a bad value fails here, named
 
 
 # --- 2.1 The actor, the critic and the deterministic policy gradient ---
 class Normalizer(nn.Module):
-    """Standardises states with the running mean and variance of every state seen so far. Its
-    statistics are buffers: saved with the weights, and traced into the exported policy."""
+    """Standardises states by the running mean and variance of all states seen (buffers: saved with the weights)."""
 
     def __init__(self, size: int, clip: float = 5.0):
         super().__init__()
@@ -152,8 +150,7 @@ class Critic(nn.Module):
 
 # --- 2.2 Target networks and the update ---
 class DDPG(Networks):
-    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks` (the
-    package's) adds `to(...)`, which moves them all, and `tensor(x)`, an array on their device."""
+    """DDPG's four networks, their optimisers and the steps of an update (2.2); `Networks` adds `to`, `tensor`."""
 
     def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
@@ -181,8 +178,7 @@ class DDPG(Networks):
         return td[0].detach(), loss.detach(), q[0].mean().detach()
 
     def update_actor(self, s) -> torch.Tensor:
-        """Step 2: one step on the actor's loss. Only the actor's gradients are computed (`inputs`): the
-        critic's gradient dQ/da with respect to its input is needed, its weight gradients are not."""
+        """Step 2: one step on the actor's loss; only the actor's gradients are computed (`inputs`)."""
         loss = self.actor_loss(s)
         self.actor_opt.zero_grad()
         loss.backward(inputs=list(self.actor.parameters()))
@@ -235,8 +231,7 @@ class TwinCriticTarget(TwinCritic):
 
 # --- 3.1 Noise correlated in time ---
 class OrnsteinUhlenbeck:
-    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
-    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: std `scale`, correlation (1 - kappa)^k at lag k."""
 
     def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
         self.kappa = kappa
@@ -341,9 +336,7 @@ class DDPGAgent(DDPG):
 
     def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
         """This step's one-step transitions, one per arm, or None for the done step."""
-        if done:
-            return None
-        return states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32)
+        return None if done else (states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32))
 
     def replay_batch(self) -> tuple:
         """(indices, weights, arrays) of one batch: uniform here; section 5 samples by priority."""
@@ -366,19 +359,8 @@ class DDPGAgent(DDPG):
 
 
 # --- 3.4 The training loop, and plain DDPG trained ---
-def train(
-    cfg: Config,
-    env,
-    run_dir: str,
-    max_episodes: int = 200,
-    stop_when_solved: bool = True,
-    resume: bool = False,
-    live: bool = True,
-    agent_class: type | None = None,
-    **bookkeeping,
-) -> dict:
-    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`: the
-    full `Agent` (section 7) unless given: `DDPGAgent`, or a variant (the report's ablations)."""
+def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, resume=False, agent_class=None, **options) -> dict:
+    """Train until solved (or `max_episodes`) the full `Agent` (7), or `agent_class`; results in `run_dir`."""
     brain_name = env.brain_names[0]
     if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
@@ -386,7 +368,7 @@ def train(
     num_agents, state_size = states.shape
     agent_class = for_device(agent_class or Agent, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, **options)  # live=False: no plot
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
         agent.begin_episode(episode)  # n, and how often to learn, this episode
@@ -543,7 +525,7 @@ class PrioritizedReplay(UniformReplay):
 
     def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
         """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
-        priorities = np.abs(td_errors) + self.offset
+        priorities = abs(td_errors) + self.offset  # abs, not np.abs: an array or a tensor
         self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
         self.updates += 1
         self._set_priority(idx, priorities)
@@ -583,9 +565,6 @@ class NoisyLinear(nn.Module):
         self.eps_in.copy_(f[: self.in_features])
         self.eps_out.copy_(f[self.in_features :])
         self.noisy = True
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:

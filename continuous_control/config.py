@@ -12,6 +12,7 @@ import types
 import typing
 
 import numpy as np
+import torch
 
 # field: (test, the allowed range in words). Fields not named here are checked by type only; a Config class may add
 # its own fields' ranges as a class attribute RANGES (the report's ablations do, experiments/ablations.py).
@@ -62,6 +63,8 @@ def check_config(cfg) -> None:
             f"Config needs batch_size <= warmup <= buffer_size (the first update samples a full batch "
             f"from what the warm-up stored), got {cfg.batch_size}, {cfg.warmup}, {cfg.buffer_size}"
         )
+    if hasattr(cfg, "device"):
+        torch.empty(0, device=cfg.device)  # an unknown or absent device fails here, with torch's reason
 
 
 def refuse_non_finite(step: int, **arrays) -> None:

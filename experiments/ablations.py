@@ -212,7 +212,9 @@ class AblationAgent(Agent):
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True, **options) -> dict:
     """The lesson's `train`, with an AblationAgent when `cfg` is an Ablation."""
     agent_class = AblationAgent if isinstance(cfg, Ablation) else Agent
-    return lesson_train(cfg, env, run_dir, max_episodes, stop_when_solved, agent_class=agent_class, **options)
+    return lesson_train(
+        cfg, env, run_dir, max_episodes, agent_class=agent_class, stop_when_solved=stop_when_solved, **options
+    )
 
 
 def config_for(changes: dict, **fields) -> Config:

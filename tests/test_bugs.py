@@ -355,7 +355,7 @@ BUGS = [
     (
         "a priority from the signed TD error",
         "PrioritizedReplay.update_priorities",
-        replace("np.abs(td_errors)", "td_errors"),
+        replace("abs(td_errors)", "td_errors"),
         "check-new-priority",
     ),
     (

@@ -28,8 +28,7 @@
 # > &emsp; act with the noisy actor (§6); store the $n$-step transition at the largest recent priority (§4, §5.2)<br>
 # > &emsp; **every** $k$ steps: sample by priority (§5); step the critic, update the priorities, step the actor, soft-update the targets (§2.2, §5.2)<br>
 # > **until** the last 100 episodes average 30.
-
-# %% [markdown]
+#
 # ## 1. The environment
 #
 # A replica of the course's Unity Reacher with the same Python API (`reacher/`; see
@@ -51,11 +50,7 @@ from continuous_control.config import check_config, refuse_non_finite, seed_stre
 
 def method_of(cls):
     """Decorator: add the function to `cls` as a method."""
-
-    def add(function):
-        setattr(cls, function.__name__, function)
-
-    return add
+    return lambda function: setattr(cls, function.__name__, function)
 
 # %%
 import os
@@ -65,8 +60,8 @@ import pandas as pd
 from IPython.display import Markdown
 
 import reacher
+from continuous_control import figures  # the lesson's plots, drawn with its classes
 from continuous_control.config import run_setup
-from continuous_control.figures import plot_diagnostics, q_reference
 from continuous_control.playback import replay_panel
 from continuous_control.results import EVAL_SEED, load_policy, load_run
 
@@ -194,8 +189,7 @@ class Config:
     """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
 
     def __post_init__(self):
-        check_config(self)  # each field's type and range: a bad value fails here, named
-        torch.empty(0, device=self.device)  # an unknown or absent device fails here, with torch's reason
+        check_config(self)  # each field's type and range, and the device: a bad value fails here, named
 
 # %% [markdown]
 # ## 2. DDPG
@@ -216,8 +210,7 @@ class Config:
 
 # %% tags=["export"]
 class Normalizer(nn.Module):
-    """Standardises states with the running mean and variance of every state seen so far. Its
-    statistics are buffers: saved with the weights, and traced into the exported policy."""
+    """Standardises states by the running mean and variance of all states seen (buffers: saved with the weights)."""
 
     def __init__(self, size: int, clip: float = 5.0):
         super().__init__()
@@ -326,8 +319,7 @@ assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 
 # %% tags=["export"]
 class DDPG(Networks):
-    """The four networks of DDPG, their optimisers, and the three steps of one update (2.2). `Networks` (the
-    package's) adds `to(...)`, which moves them all, and `tensor(x)`, an array on their device."""
+    """DDPG's four networks, their optimisers and the steps of an update (2.2); `Networks` adds `to`, `tensor`."""
 
     def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
@@ -355,8 +347,7 @@ class DDPG(Networks):
         return td[0].detach(), loss.detach(), q[0].mean().detach()
 
     def update_actor(self, s) -> torch.Tensor:
-        """Step 2: one step on the actor's loss. Only the actor's gradients are computed (`inputs`): the
-        critic's gradient dQ/da with respect to its input is needed, its weight gradients are not."""
+        """Step 2: one step on the actor's loss; only the actor's gradients are computed (`inputs`)."""
         loss = self.actor_loss(s)
         self.actor_opt.zero_grad()
         loss.backward(inputs=list(self.actor.parameters()))
@@ -501,24 +492,7 @@ for (target, online), (t0, o0) in zip(pairs, before):
     assert moved and torch.equal(flat(online), o0) and not torch.equal(t0, o0)
 
 # %%
-# One weight of the critic, moved as learning might move it (a drift, then a reversal, plus noise),
-# and the same weight of its target network after each soft update.
-generator = torch.Generator().manual_seed(0)
-online, target = [], []
-with torch.no_grad():
-    for k in range(1200):
-        ddpg.critic.out.bias.add_(0.004 * (1 if k < 600 else -1) + 0.03 * torch.randn(1, generator=generator))
-        ddpg.update_targets()
-        online.append(ddpg.critic.out.bias.item())
-        target.append(ddpg.critic_target.out.bias.item())
-fig, ax = plt.subplots(figsize=(8, 2.8))
-ax.plot(online, lw=0.8, label="the critic's weight (online)")
-ax.plot(target, lw=2, label=rf"its target, $\tau$ = {cfg.tau}: an average over about {1 / cfg.tau:.0f} updates")
-ax.set(
-    xlabel="update", ylabel="weight (output bias)", title="The target network follows its network, smoothly and late"
-)
-ax.legend(loc="lower center", fontsize=8)
-plt.show()
+figures.plot_soft_update(ddpg)  # one critic weight as learning might move it, and its target after each soft update
 
 # %% [markdown]
 # **Exercise.** Train with plain copies as targets, `train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`:
@@ -620,8 +594,7 @@ effects.loc[[("mean_1_100", "clipped_double_q"), ("mean_91_100", "clipped_double
 
 # %% tags=["export"]
 class OrnsteinUhlenbeck:
-    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: stationary std `scale`, and
-    correlation (1 - kappa)^k between steps k apart. Returns the process's state."""
+    """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: std `scale`, correlation (1 - kappa)^k at lag k."""
 
     def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
         self.kappa = kappa
@@ -772,9 +745,7 @@ def step(self, states, actions, rewards, next_states, done: bool) -> None:
 @method_of(DDPGAgent)
 def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
     """This step's one-step transitions, one per arm, or None for the done step."""
-    if done:
-        return None
-    return states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32)
+    return None if done else (states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32))
 
 
 @method_of(DDPGAgent)
@@ -850,19 +821,8 @@ assert np.array_equal(out["idx"], idx) and torch.equal(torch.as_tensor(out["td"]
 # After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`), about two minutes.
 
 # %% tags=["export"]
-def train(
-    cfg: Config,
-    env,
-    run_dir: str,
-    max_episodes: int = 200,
-    stop_when_solved: bool = True,
-    resume: bool = False,
-    live: bool = True,
-    agent_class: type | None = None,
-    **bookkeeping,
-) -> dict:
-    """Train until solved or `max_episodes`; write checkpoints and results to `run_dir`. `agent_class`: the
-    full `Agent` (section 7) unless given: `DDPGAgent`, or a variant (the report's ablations)."""
+def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, resume=False, agent_class=None, **options) -> dict:
+    """Train until solved (or `max_episodes`) the full `Agent` (7), or `agent_class`; results in `run_dir`."""
     brain_name = env.brain_names[0]
     if hasattr(env, "seed"):  # the built-in Reacher: goals from cfg.seed's stream (a Unity build seeds itself)
         env.seed(seed_streams(cfg.seed)["goals"])
@@ -870,7 +830,7 @@ def train(
     num_agents, state_size = states.shape
     agent_class = for_device(agent_class or Agent, cfg.device)  # on a GPU, the same agent on the GPU's tensor path
     agent = agent_class(cfg, state_size, env.brains[brain_name].vector_action_space_size, num_agents)
-    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, stop_when_solved, live, **bookkeeping)
+    run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes, **options)  # live=False: no plot
     for episode in range(run.start(resume), max_episodes + 1):
         states = env.reset(train_mode=True)[brain_name].vector_observations
         agent.begin_episode(episode)  # n, and how often to learn, this episode
@@ -1015,33 +975,8 @@ assert s_next[:, 0].tolist() == [4, 4, 4, 4] and all(x.dtype == np.float32 for x
 assert acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False) is None and acc.count == 1
 
 # %%
-# One arm's episode of 9 steps with n = 4: each stored transition as the rewards it sums (bar) and the
-# state it bootstraps from (dot). The last step reports done: it is dropped, and the window flushes.
-acc = NStepAccumulator(n=4, gamma=0.9, num_agents=1, state_size=1, action_size=1)
-rows = []
-for t in range(9):
-    out = acc.push(
-        np.full((1, 1), t, np.float32),
-        np.zeros((1, 1), np.float32),
-        np.ones(1),
-        np.full((1, 1), t + 1, np.float32),
-        done=t == 8,
-    )
-    for s, s_next, disc in zip(*(out[i] for i in (0, 3, 4))) if out is not None else ():
-        rows.append((int(s[0]), int(round(np.log(disc) / np.log(0.9))), int(s_next[0]), t == 8))
-fig, ax = plt.subplots(figsize=(8, 2.8))
-for k, (start, length, boot, flushed) in enumerate(rows):
-    colour = "tab:orange" if flushed else "tab:blue"
-    ax.barh(k, length, left=start, height=0.5, color=colour, alpha=0.6)
-    ax.plot(boot, k, "o", color=colour)
-ax.set(
-    xlabel="step t of the episode (step 8 reports done and is dropped)",
-    ylabel="stored transition",
-    title=r"$n$-step returns (bars: rewards summed; dots: bootstrap state); orange: flushed at the episode's end",
-)
-ax.invert_yaxis()
-plt.show()
-print(rows)
+# One arm's episode of 9 steps, n = 4: each stored transition's rewards (bar) and bootstrap state (dot)
+figures.plot_nstep_windows(NStepAccumulator)
 
 # %% [markdown]
 # **Exercise.** Train `Config(n_step=1)` for 60 episodes: does it rise sooner than the default, and does
@@ -1208,7 +1143,7 @@ assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 @method_of(PrioritizedReplay)
 def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
     """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
-    priorities = np.abs(td_errors) + self.offset
+    priorities = abs(td_errors) + self.offset  # abs, not np.abs: an array or a tensor
     self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
     self.updates += 1
     self._set_priority(idx, priorities)
@@ -1254,31 +1189,8 @@ for alpha in (1.0, 0.5):
     assert abs(np.mean(idx == 0) - P[0]) < 0.01 and np.allclose(found, [(P[0] / P[1]) ** -0.5, 1], rtol=1e-5)
 
 # %%
-# 16 transitions with TD errors 0.1 to 3: how often each is drawn (200 batches of 256) against P(i),
-# and the importance weight each gets, at the first beta and at 1.
-zeros = np.zeros((16, 1), np.float32)
-buffer = PrioritizedReplay(
-    16, state_size=1, action_size=1, alpha=cfg.alpha, offset=cfg.priority_offset, rng=np.random.default_rng(0)
-)
-buffer.add(zeros, zeros, np.zeros(16, np.float32), zeros, np.ones(16, np.float32))
-buffer.update_priorities(np.arange(16), np.linspace(0.1, 3.0, 16))
-drawn = np.concatenate([buffer.sample(256, cfg.beta_start)[0] for _ in range(200)])
-P = buffer.priorities[np.arange(16)] / buffer.priorities.total()
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
-left.bar(np.arange(16), np.bincount(drawn, minlength=16) / len(drawn), color="tab:blue", alpha=0.6, label="drawn")
-left.plot(np.arange(16), P, "k_", ms=12, mew=2, label=r"$P(i) = p_i^\alpha / \sum_k p_k^\alpha$")
-left.set(
-    xlabel="transition i (TD error growing)",
-    ylabel="share of draws",
-    title=rf"Sampled as often as $P(i)$ says ($\alpha$ = {cfg.alpha})",
-)
-left.legend(fontsize=8)
-for beta in (cfg.beta_start, 1.0):
-    w = importance_weights(buffer.priorities[np.arange(16)], buffer.priorities.total(), 16, beta)
-    right.plot(np.arange(16), w, "o-", label=rf"$\beta$ = {beta}")
-right.set(xlabel="transition i", ylabel=r"weight $w_i$", title="The more often drawn, the less weight")
-right.legend(fontsize=8)
-plt.show()
+# 16 transitions with TD errors 0.1 to 3: the share of draws against P(i), and the weights at two betas
+figures.plot_replay_draws(PrioritizedReplay, importance_weights, cfg)
 
 # %% [markdown]
 # **Exercise.** Train `Config(alpha=0.0)` (uniform replay) for 60 episodes; compare the worst arm's score
@@ -1358,9 +1270,6 @@ class NoisyLinear(nn.Module):
         self.eps_in.copy_(f[: self.in_features])
         self.eps_out.copy_(f[self.in_features :])
         self.noisy = True
-
-    def extra_repr(self) -> str:
-        return f"in_features={self.in_features}, out_features={self.out_features}"
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -1464,37 +1373,8 @@ print(f"largest change of an action by the noise: {(acting - mean_only).abs().ma
 assert not torch.allclose(acting, mean_only)
 
 # %%
-# Left: noise correlated in time (OU, kappa 0.15) against white noise of the same spread. Right: one
-# state's actions (the first two of 4) under 300 noise samples of a fresh noisy actor, and its mean weights.
-generator = torch.Generator().manual_seed(0)
-ou = OrnsteinUhlenbeck((1,), kappa=cfg.ou_kappa, scale=1.0, generator=generator)
-steps = np.arange(150)
-actor = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
-s = torch.randn(1, state_size, generator=generator)
-with torch.no_grad():
-    samples = []
-    for _ in range(300):
-        actor.set_noise(torch.randn(actor.noise_size, generator=generator))
-        samples.append(actor(s)[0].numpy())
-    actor.set_noise(None)
-    mean_action = actor(s)[0].numpy()
-samples = np.array(samples)
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.8))
-left.plot(steps, [ou.sample().item() for _ in steps], label=rf"OU, $\kappa$ = {cfg.ou_kappa}")
-left.plot(steps, torch.randn(len(steps), generator=generator), lw=0.7, alpha=0.7, label="white")
-left.set(
-    xlabel="step",
-    ylabel=r"noise $\varepsilon$",
-    title=rf"OU noise: correlated over about $1/\kappa$ = {1 / cfg.ou_kappa:.0f} steps",
-)
-left.legend(fontsize=8)
-right.scatter(samples[:, 0], samples[:, 1], s=6, alpha=0.5, label="one noise sample each")
-right.plot(*mean_action[:2], "k*", ms=14, label="mean weights")
-right.set(
-    xlabel="torque 1", ylabel="torque 2", title=rf"One state, 300 noise samples ($\sigma_0$ = {cfg.noisy_sigma0})"
-)
-right.legend(fontsize=8)
-plt.show()
+# OU noise against white noise; one state's actions under 300 noise samples of a fresh noisy actor
+figures.plot_exploration(OrnsteinUhlenbeck, NoisyActor, cfg, state_size, action_size)
 
 # %% [markdown]
 # **NoisyNet in the agent.** `Behaviour` (from the package) draws the noisy weights into a plain actor once
@@ -1632,19 +1512,7 @@ assert betas == [ramp.cfg.beta_start, round((1 + ramp.cfg.beta_start) / 2, 6), 1
 ramp.steps = 0
 
 # %%
-# The schedule of section 3.3, read from the check's agent `ramp`: each episode's n and steps between updates.
-episodes = np.arange(1, 41)
-schedule = []
-for episode in episodes:
-    ramp.begin_episode(episode)
-    schedule.append((ramp.nstep.n, ramp.learn_every))
-schedule = np.array(schedule)
-fig, (left, right) = plt.subplots(1, 2, figsize=(10, 2.5))
-left.step(episodes, schedule[:, 0], where="post")
-left.set(xlabel="episode", ylabel="n", title="n-step targets: n grows from 1 (section 4)")
-right.step(episodes, schedule[:, 1], where="post", color="tab:green")
-right.set(xlabel="episode", ylabel="steps between updates", title="Learning: every step, then every 8")
-plt.show()
+figures.plot_schedule(ramp)  # each episode's n (4) and steps between updates (3.3), read from the check's agent
 
 # %% [markdown]
 # ### 7.2 Training the full agent
@@ -1652,52 +1520,7 @@ plt.show()
 # **This agent against the DDPG paper** [1]: each departure, why, and its ablation in the report.
 
 # %%
-c = Config()
-departures = [  # (what, the paper [1], this notebook, why, the ablation in Report.ipynb)
-    ("hidden layers", "400, 300", ", ".join(map(str, c.hidden)), "a small task: fewer weights, cheaper steps", None),
-    (
-        "action enters the critic",
-        "at the 2nd hidden layer",
-        "with the state, at the input",
-        "simpler, as in Spinning Up and CleanRL",
-        None,
-    ),
-    (
-        "learning rates: actor, critic",
-        "1e-4, 1e-3",
-        f"{c.actor_lr:g}, {c.critic_lr:g}",
-        "one rate for both, as CleanRL",
-        None,
-    ),
-    ("critic weight decay", "1e-2", "none", "none in TD3, Spinning Up or CleanRL either", None),
-    ("tau, batch", "0.001, 64", f"{c.tau:g}, {c.batch_size}", "20 arms add 20 transitions a step", None),
-    (
-        "state scaling",
-        "batch normalization",
-        "running mean and variance (2.1)",
-        "the same statistics for acting and learning",
-        None,
-    ),
-    ("critic gradient", "unclipped", f"norm clipped at {c.grad_clip:g}", "a guard against one huge TD error", None),
-    ("targets", "1-step", f"{c.n_step}-step, n ramped from 1 (4)", "rewards reach the critic sooner", "1-step targets"),
-    ("replay", "uniform", f"prioritized, alpha {c.alpha:g} (5)", "a small gain at most (5)", "uniform replay"),
-    (
-        "exploration",
-        "OU action noise",
-        "NoisyNet, OU-correlated noise (6)",
-        "noise in the weights: it depends on the state",
-        "OU action noise instead of NoisyNet",
-    ),
-    (
-        "learning schedule",
-        "every step",
-        f"every step for {c.learn_every_until} episodes, then every {c.learn_every_later} (3.3)",
-        "speed: learning every step scores better, but takes longer (3.3)",
-        "learning every step throughout",
-    ),
-]
-rows = [f"| {what} | {paper} | {ours} | {why} | {ablation or '-'} |" for what, paper, ours, why, ablation in departures]
-Markdown("| | Lillicrap et al. [1] | this notebook | why | ablation |\n|---|---|---|---|---|\n" + "\n".join(rows))
+Markdown(figures.departures(Config()))
 
 # %%
 cfg = Config(**SMALL)
@@ -1745,7 +1568,7 @@ print(
 # %%
 d = run["diagnostics"]
 last = len(d["episode"]) - 1
-reference = q_reference(run["scores"]["mean"], run["config"]["gamma"])
+reference = figures.q_reference(run["scores"]["mean"], run["config"]["gamma"])
 print(
     f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
     f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}"
@@ -1758,7 +1581,7 @@ print(
     f"Mean Q in episode {last + 1}: {d['q'][last]:.2f}; ceiling {reference['ceiling']:.2f}; "
     f"return earned (from the score) {reference['earned'][last]:.2f}"
 )
-plot_diagnostics(d, "Diagnostics of the run", reference)
+figures.plot_diagnostics(d, "Diagnostics of the run", reference)
 plt.show()
 
 # %% [markdown]
