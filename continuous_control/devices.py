@@ -1,13 +1,13 @@
 """The lesson's agent on a GPU with no host synchronisation per update: `for_device(Agent, "cuda")`, which the
-lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU runs the lesson as written):
-- the replay and its priorities move to the GPU (`DeviceReplay`). A prefix-sum search is `searchsorted` on
-  the priorities' running sum, which finds the leaf the sum tree's walk finds: no TD error goes to the host;
-- one whole update (sampling, critic, priorities, actor, targets), the behaviour policy's refresh and its
-  actions are each captured in a CUDA graph (`Graph`) and replayed. The host feeds them the random numbers,
-  drawn from the agent's own streams in the CPU's order, and the counters; only the actions come back.
+lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU runs the lesson as written).
+Only what must differ on a GPU is here; the math is the lesson's:
+- `DeviceReplay`: the lesson's PrioritizedReplay (5.2) with its storage and its sampler on the device. It keeps
+  the lesson's `update_priorities`, `rows` and `importance_weights`; the sum tree's walk is `searchsorted` on the
+  priorities' running sum, which finds the same leaf. No TD error goes to the host.
+- `GraphedAgent`: the lesson's own `learn` and the behaviour's own refresh, each captured in a CUDA graph
+  (`Graph`) and replayed. The host draws their random numbers from the agent's streams in the CPU's order and
+  copies them in with beta; only the actions come back.
 """
-
-import functools
 
 import numpy as np
 import torch
@@ -15,11 +15,12 @@ import torch
 from .behaviour import draw
 from .networks import to_device
 
-EAGER_UPDATES = 3  # updates run eagerly on a side stream before the capture, as torch.cuda.graph asks
+EAGER_CALLS = 3  # calls run eagerly on a side stream before the capture, as torch.cuda.graph asks
 
 
 class Priorities:
-    """The sum tree's interface (`total`, indexing) over one flat tensor of p^alpha on the replay's device."""
+    """The sum tree's interface (`total`, `find_prefix_sum`, indexing) over one flat tensor of p^alpha on the replay's
+    device."""
 
     def __init__(self, capacity: int, device):
         self.p = torch.zeros(capacity, dtype=torch.float64, device=device)
@@ -28,119 +29,124 @@ class Priorities:
         return self.p[torch.as_tensor(index, device=self.p.device)]
 
     def __setitem__(self, index, values) -> None:
-        self.p[torch.as_tensor(index, device=self.p.device)] = torch.as_tensor(values, dtype=torch.float64).to(
-            self.p.device
-        )
+        values = torch.as_tensor(values, dtype=torch.float64)
+        self.p[torch.as_tensor(index, device=self.p.device)] = values.to(self.p.device)
 
-    def total(self) -> float:
-        return float(self.p.sum())
+    def total(self) -> torch.Tensor:
+        return self.p.sum()
+
+    def find_prefix_sum(self, u: torch.Tensor) -> torch.Tensor:
+        """The leaf the sum tree's walk finds for each u: the first whose running sum passes u."""
+        return torch.searchsorted(self.p.cumsum(0), u, right=True)
 
 
 class DeviceReplay:
-    """PrioritizedReplay (5.2) with its storage on `device`: each transition one row of one tensor,
-    whose column blocks are the lesson's arrays (`states`, `actions`, ... are views of it)."""
+    """The storage and the sampler of the lesson's PrioritizedReplay on `device`, mixed in before the lesson's class
+    (`device_replay`), whose `update_priorities`, `rows` and `entry_priority` then run on tensors. `sample` reads its
+    `batch` uniform numbers from `u`, which the caller fills, so that a CUDA graph replays it with new ones."""
 
-    def __init__(self, memory, device):
-        vars(self).update(
-            {
-                k: v
-                for k, v in vars(memory).items()
-                if k in ("capacity", "alpha", "offset", "rng", "window", "next", "size", "updates")
-            }
-        )
+    def __init__(self, memory, device: torch.device, batch: int):
+        keep = ("capacity", "alpha", "offset", "rng", "window", "next", "size")
+        vars(self).update({k: v for k, v in vars(memory).items() if k in keep})
         state_size, action_size = memory.states.shape[1], memory.actions.shape[1]
         self.blocks = (state_size, action_size, 1, state_size, 1)
         self.device = device
-        self.rows = torch.zeros(memory.capacity, sum(self.blocks), device=device)
-        self.states, self.actions, returns, self.next_states, discounts = self.rows.split(self.blocks, 1)
+        self.table = torch.zeros(memory.capacity, sum(self.blocks), device=device)  # one row per transition
+        self.states, self.actions, returns, self.next_states, discounts = self.table.split(self.blocks, 1)
         self.returns, self.discounts = returns[:, 0], discounts[:, 0]
         self.priorities = Priorities(memory.capacity, device)
-        self.recent = torch.ones(memory.window, dtype=torch.float64, device=device)  # each update's largest p
-
-    def add(self, states, actions, returns, next_states, discounts) -> torch.Tensor:
-        rows = np.concatenate(
-            [states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]],
-            1,
-            dtype=np.float32,
-        )
-        idx = (self.next + torch.arange(len(rows), device=self.rows.device)) % self.capacity
-        self.rows[idx] = to_device(rows, self.rows.device)
-        self.priorities.p[idx] = self.recent.max() ** self.alpha  # the entry priority, never read on the host
-        self.next = (self.next + len(rows)) % self.capacity
-        self.size = min(self.size + len(rows), self.capacity)
-        return idx
+        self.recent = torch.ones(memory.window, device=device)  # each update's largest p, as the TD errors' dtype
+        self._updates = torch.zeros(1, dtype=torch.int64, device=device)  # a 1-d index into `recent`: no .item()
+        self.filled = torch.zeros((), dtype=torch.float64, device=device)  # `size`, for the sampler
+        self.u = torch.zeros(batch, dtype=torch.float64, device=device)
 
     @property
-    def entry_priority(self) -> float:
-        return float(self.recent.max())
+    def updates(self) -> torch.Tensor:
+        return self._updates
+
+    @updates.setter
+    def updates(self, value) -> None:  # `+=` adds in place, on the device; a checkpoint sets a number
+        if value is not self._updates:
+            self._updates.fill_(int(value))
+
+    def add(self, states, actions, returns, next_states, discounts) -> torch.Tensor:
+        """The lesson's `add`: a batch of transitions over the oldest, at the entry priority; their rows."""
+        columns = [states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]]
+        idx = (self.next + torch.arange(len(columns[2]), device=self.table.device)) % self.capacity
+        self.table[idx] = to_device(np.concatenate(columns, 1, dtype=np.float32), self.table.device)
+        self.priorities.p[idx] = self.recent.max().double() ** self.alpha  # never read on the host
+        self.next = (self.next + len(idx)) % self.capacity
+        self.size = min(self.size + len(idx), self.capacity)
+        self.filled.fill_(self.size)
+        return idx
+
+    def sample(self, batch: int, beta):
+        """The lesson's `sample` on the device: `batch` equal segments of the total, the leaf under each by the
+        running sum, the lesson's `importance_weights` (beta a number or a tensor)."""
+        total = self.priorities.total()
+        bounds = (torch.arange(batch, device=self.u.device) + self.u) * (total / batch)
+        idx = torch.minimum(self.priorities.find_prefix_sum(bounds), self.filled.long() - 1)
+        weights = self.importance_weights(self.priorities[idx], total, self.filled, beta)
+        return idx, weights.float(), self.rows(idx)
+
+    def _set_priority(self, idx, priorities) -> None:
+        self.priorities[idx] = priorities**self.alpha
 
 
-def update(agent, inputs: torch.Tensor) -> dict:
-    """The full agent's `learn` (3.3, with the hooks of 5 and 6) in tensors on the device: `inputs` holds the
-    replay's uniform draws, the actor's noise, beta, the replay's size and the ring slot of this update's largest
-    priority."""
-    m, batch = agent.memory, agent.cfg.batch_size
-    u, eps, (beta, size, slot) = inputs.split([batch, agent.actor.noise_size, 3])
-    cumulative = m.priorities.p.cumsum(0)
-    total = cumulative[-1]
-    bounds = (torch.arange(batch, device=u.device) + u) * (total / batch)  # 4.2's equal segments
-    idx = torch.minimum(torch.searchsorted(cumulative, bounds, right=True), size.long() - 1)
-    weights = (size * m.priorities.p[idx] / total) ** -beta  # 4.2's importance_weights
-    weights = (weights / weights.max()).float()
-    s, a, ret, s_next, disc = m.rows[idx].split(m.blocks, 1)
-    s, s_next = agent.norm(s), agent.norm(s_next)
-    td, critic_loss, q = agent.update_critic(s, a, ret[:, 0], s_next, disc[:, 0], weights)
-    priorities = td.abs() + m.offset  # 4.2's update_priorities
-    m.recent[slot.long()[None]] = priorities.max().double()  # a 1-d index: no .item()
-    m.priorities.p[idx] = (priorities**m.alpha).double()
-    agent.actor.set_noise(eps)
-    actor_loss = agent.update_actor(s)
-    agent.update_targets()
-    return {"critic_loss": critic_loss, "actor_loss": actor_loss, "q": q, "idx": idx, "td": td}
+def device_replay(memory, device: torch.device, batch: int):
+    """`memory`, the lesson's PrioritizedReplay, on `device`: an instance of DeviceReplay mixed into its class, with
+    the lesson's `importance_weights` (the one its `sample` calls)."""
+    lesson_part(memory, "PrioritizedReplay")
+    weights = staticmethod(type(memory).sample.__globals__["importance_weights"])
+    cls = type("DeviceReplay", (DeviceReplay, type(memory)), {"importance_weights": weights})
+    replay = cls.__new__(cls)
+    DeviceReplay.__init__(replay, memory, device, batch)
+    return replay
 
 
 class Graph:
-    """`fn(*inputs)` on fixed input tensors: run eagerly EAGER_UPDATES times on a side stream, as
-    torch.cuda.graph asks, then captured once and replayed. Off CUDA, or with `capture=False`, always eager.
-    A call copies its arguments into the inputs; its result is `fn`'s outputs, overwritten by the next call."""
+    """`fn()` reading fixed input tensors: run eagerly EAGER_CALLS times on a side stream, as torch.cuda.graph asks,
+    then captured once and replayed. Off CUDA, or with `capture=False`, always eager. A call first copies its
+    arguments into the inputs; its result is `fn`'s, overwritten by the next call."""
 
     def __init__(self, fn, *inputs: torch.Tensor, capture: bool = True):
         self.fn = fn
         self.inputs = inputs
         self.calls = 0
+        self.captured = None
         self.capture = capture and inputs[0].is_cuda
 
     def __call__(self, *values):
-        for static, value in zip(self.inputs, values):  # one copy each, from pinned memory to a GPU
-            value = torch.as_tensor(value)
-            static.copy_(value.pin_memory() if static.is_cuda and not value.is_cuda else value, non_blocking=True)
+        for static, value in zip(self.inputs, values):
+            static.copy_(to_device(value, static.device, static.dtype), non_blocking=True)
         if not self.capture:
-            return self.fn(*self.inputs)
-        if self.calls < EAGER_UPDATES:
+            return self.fn()
+        if self.calls < EAGER_CALLS:
             side = torch.cuda.Stream()
             side.wait_stream(torch.cuda.current_stream())
             with torch.cuda.stream(side):
-                self.out = self.fn(*self.inputs)
+                self.out = self.fn()
             torch.cuda.current_stream().wait_stream(side)
         else:
-            if self.calls == EAGER_UPDATES:
+            if self.captured is None:
                 self.captured = torch.cuda.CUDAGraph()
-                with torch.cuda.graph(self.captured):  # records the kernels, runs nothing
-                    self.out = self.fn(*self.inputs)
+                with torch.cuda.graph(self.captured):  # records the kernels, runs none; fn's Python runs once
+                    self.out = self.fn()
             self.captured.replay()
         self.calls += 1
         return self.out
 
 
 class GraphedAgent:
-    """The lesson's agent (or a subclass with its parts) with its replay on its networks' device, its update as
-    one Graph, and its behaviour's refresh and actions as Graphs (see the module's docstring). A mixin: use
+    """The lesson's agent (or a subclass with its parts) with its replay on its networks' device and its `learn`,
+    and its behaviour's refresh and actions, replayed as Graphs (see the module's docstring). A mixin: use
     `for_device(Agent, "cuda")`, which puts it before the agent's class."""
 
     capture = True  # False: the same tensor path, run eagerly (no CUDA graph)
+    fed = None  # while the lesson's learn runs in a Graph: (the actor's noise, beta), inputs the host fills
 
     def make_memory(self):
-        return DeviceReplay(lesson_part(super().make_memory(), "PrioritizedReplay"), torch.device(self.cfg.device))
+        return device_replay(super().make_memory(), torch.device(self.cfg.device), self.cfg.batch_size)
 
     def make_behaviour(self):
         behaviour = lesson_part(super().make_behaviour(), "Behaviour")
@@ -149,28 +155,44 @@ class GraphedAgent:
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
         lesson_part(self.actor, "NoisyActor")
-        inputs = torch.zeros(
-            self.cfg.batch_size + self.actor.noise_size + 3, dtype=torch.float64, device=self.cfg.device
+        zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64, device=self.cfg.device)
+        # the inputs: the replay's uniform numbers, then the actor's noise, and beta
+        self.graph = Graph(
+            self.lesson_learn, self.memory.u, zeros(self.actor.noise_size), zeros(), capture=self.capture
         )
-        self.graph = Graph(functools.partial(update, self), inputs, capture=self.capture)
         for group in (g for opt in (self.actor_opt, self.critic_opt) for g in opt.param_groups):
             group["capturable"] = self.graph.capture  # Adam's step count on the device, read inside the graph
 
+    def lesson_learn(self) -> dict:
+        """The lesson's `learn` (3.3), reading the inputs the host filled."""
+        self.fed = self.graph.inputs[1:]
+        try:
+            return super().learn()
+        finally:
+            self.fed = None
+
     def learn(self) -> dict:
-        """`update` fed by the host its random numbers, drawn from the agent's streams in the CPU's order, and its
-        counters."""
-        m = self.memory
-        u = m.rng.random(self.cfg.batch_size)  # the draws of memory.sample
-        eps = torch.randn(self.actor.noise_size, generator=self.gen)  # then learn's fresh noise
-        out = self.graph(np.concatenate([u, eps.double().numpy(), [self.beta(), m.size, m.updates % m.window]]))
-        m.updates += 1
-        self.updates += 1
+        """The lesson's `learn` as a Graph, fed its random numbers (the replay's draws, then the actor's fresh noise)
+        and beta. It counts the update here: a replayed graph runs no Python."""
+        updates = self.updates
+        u = self.memory.rng.random(self.cfg.batch_size)
+        eps = torch.randn(self.actor.noise_size, generator=self.gen)
+        out = self.graph(u, eps, super().beta())
+        self.updates = updates + 1
         return out  # still on the device
+
+    def beta(self):
+        return super().beta() if self.fed is None else self.fed[1]
+
+    def after_critic(self, idx: torch.Tensor, td: torch.Tensor) -> None:
+        """The lesson's hook (5.2, 6.2) with the TD errors left on the device and the noise the host drew."""
+        self.memory.update_priorities(idx, td)
+        self.actor.set_noise(self.fed[0])
 
 
 class GraphedBehaviour(torch.nn.Module):
-    """The full agent's behaviour policy (6.2), its refresh and its actions for all arms each one Graph, fed the noise
-    and the states. Anything else (`noise`, `mean_actor`, ...) is the lesson's."""
+    """The full agent's behaviour policy (6.2) with its refresh and its actions for all arms each a Graph, fed this
+    step's noise and the states. Anything else (`noise`, `mean_actor`, ...) is the lesson's."""
 
     def __init__(self, lesson: torch.nn.Module, sizes: tuple):
         super().__init__()
@@ -189,18 +211,17 @@ class GraphedBehaviour(torch.nn.Module):
     def make_graphs(self) -> None:
         b = self.lesson
         weight = next(b.learner.critic.parameters())
+        eps, states = (
+            torch.zeros(shape, dtype=weight.dtype, device=weight.device)
+            for shape in (b.learner.actor.noise_size, (self.arms, self.state_size))
+        )
 
         @torch.no_grad()
-        def refresh(eps):
-            for copy, source in zip(b.norm.buffers(), b.learner.norm.buffers()):
-                copy.copy_(source)
+        def refresh():  # Behaviour.refresh, with this step's noise from the host
+            b.copy_norm()
             draw(b.learner.actor, eps, into=b.actor)
 
-        zeros = functools.partial(torch.zeros, dtype=weight.dtype, device=weight.device)
-        self.graphs = (
-            Graph(refresh, zeros(b.learner.actor.noise_size)),
-            Graph(b.forward, zeros(self.arms, self.state_size)),
-        )
+        self.graphs = Graph(refresh, eps), Graph(lambda: b(states), states)
 
     def refresh(self) -> None:
         if self.graphs is None:

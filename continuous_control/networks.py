@@ -10,9 +10,10 @@ import torch.nn as nn
 
 
 def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
-    """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done."""
+    """An array on `device` without waiting: copied from pinned memory, which torch frees once the copy is done (a
+    tensor already on a GPU stays there)."""
     x = torch.as_tensor(x, dtype=dtype)
-    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" else x.to(device)
+    return x.pin_memory().to(device, non_blocking=True) if device.type == "cuda" and x.is_cpu else x.to(device)
 
 
 @functools.cache

@@ -17,14 +17,6 @@ from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
 TMP_BYTES = 64 << 20
-# The files of `continuous_control` the given cells import, and the one withheld (it restates blanks).
-WITHHELD = {
-    "devices.py": '"""The GPU path is not part of the hand-out: the lab trains on the CPU."""\n\n\n'
-    "def for_device(agent_class, device: str):\n"
-    '    if str(device).split(":")[0] != "cpu":\n'
-    "        raise RuntimeError(\"the GPU path is not part of the hand-out: use Config(device='cpu')\")\n"
-    "    return agent_class\n",
-}
 INSIDE = "/opt/contestant"  # where the sandbox sees `library()`
 SCRATCH = "/scratch"  # its private temporary folder (not /tmp, where the environment may lie, bound read-only)
 CONTESTANT = ("__init__.py", "cases.py", "contestant.py", "wire.py")
@@ -42,7 +34,7 @@ def bwrap() -> str:
 
 def library() -> str:
     """A new private folder with the packages a contestant imports: `grader`'s contestant side, and
-    `continuous_control` without its exported agent (the given cells define it) and without the GPU path."""
+    `continuous_control` without its exported agent (the given cells define it)."""
     import continuous_control
 
     folder = tempfile.mkdtemp(prefix="contestant-")
@@ -52,8 +44,6 @@ def library() -> str:
     for path in source.glob("*.py"):
         if path.name != "agent.py":
             shutil.copyfile(path, target / path.name)
-    for name, text in WITHHELD.items():
-        (target / name).write_text(text, encoding="utf-8")
     Path(folder, "grader").mkdir()
     for name in CONTESTANT:
         shutil.copyfile(HERE / name, Path(folder, "grader", name))

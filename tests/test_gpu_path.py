@@ -55,7 +55,7 @@ def test_tensor_path_learns_what_the_lesson_learns():
 
 
 def test_tensor_path_samples_the_sum_trees_leaves():
-    """The prefix-sum search by searchsorted finds the leaf the sum tree's walk finds."""
+    """The prefix-sum search by searchsorted finds the leaf the sum tree's walk finds, at its boundaries too."""
     lesson, fast = Agent(Config(**SMALL), S, A, ARMS), graphed(Agent)(Config(**SMALL), S, A, ARMS)
     p = np.random.default_rng(1).random(1000) ** 3
     lesson.memory.priorities[np.arange(1000)] = p
@@ -63,8 +63,43 @@ def test_tensor_path_samples_the_sum_trees_leaves():
     cumulative = np.cumsum(p)
     u = np.concatenate([cumulative[:-1] - 1e-9, cumulative[:-1] + 1e-9, np.random.default_rng(2).random(500) * p.sum()])
     expected = lesson.memory.priorities.find_prefix_sum(u)
-    found = torch.searchsorted(fast.memory.priorities.p.cumsum(0), torch.as_tensor(u), right=True)
+    found = fast.memory.priorities.find_prefix_sum(torch.as_tensor(u))
     assert np.array_equal(found.numpy(), expected)
+    whole = np.random.default_rng(3).integers(1, 5, 1000).astype(float)  # sums exact in any order
+    lesson.memory.priorities[np.arange(1000)] = whole
+    fast.memory.priorities[np.arange(1000)] = whole
+    on_a_boundary = np.cumsum(whole)[:-1]  # the walk goes right where u equals the left sum
+    expected = lesson.memory.priorities.find_prefix_sum(on_a_boundary)
+    assert np.array_equal(expected, np.arange(1, 1000))
+    assert np.array_equal(fast.memory.priorities.find_prefix_sum(torch.as_tensor(on_a_boundary)).numpy(), expected)
+
+
+def test_device_replay_is_the_lessons_replay_over_tensors():
+    """The same transitions, priorities and uniform numbers: the same rows, weights and batch, the same priorities
+    after an update, and new transitions at the same entry priority."""
+    lesson, fast = Agent(Config(**SMALL), S, A, ARMS), graphed(Agent)(Config(**SMALL), S, A, ARMS)
+    rng = np.random.default_rng(3)
+    for _ in range(30):
+        batch = rng.standard_normal((ARMS, S)), rng.random((ARMS, A)), rng.random(ARMS), rng.standard_normal((ARMS, S))
+        for agent in (lesson, fast):
+            agent.memory.add(*batch, np.full(ARMS, 0.99))
+    td = rng.standard_normal(64).astype(np.float32) * 3
+    for beta in (0.4, 0.9):
+        fast.memory.u.copy_(torch.as_tensor(np.random.default_rng(4).random(64)))
+        idx, weights, rows = fast.memory.sample(64, torch.tensor(beta, dtype=torch.float64))
+        lesson.memory.rng = np.random.default_rng(4)
+        expected = lesson.memory.sample(64, beta)
+        assert np.array_equal(idx.numpy(), expected[0])
+        np.testing.assert_allclose(weights.numpy(), expected[1], rtol=1e-6)
+        for got, want in zip(rows, expected[2]):
+            np.testing.assert_array_equal(got.numpy(), want)
+        lesson.memory.update_priorities(expected[0], td)
+        fast.memory.update_priorities(idx, torch.as_tensor(td))
+        np.testing.assert_allclose(
+            fast.memory.priorities[np.arange(600)].numpy(), lesson.memory.priorities[np.arange(600)], rtol=1e-6
+        )
+    assert int(fast.memory.updates) == lesson.memory.updates == 2
+    assert fast.memory.entry_priority == pytest.approx(lesson.memory.entry_priority, rel=1e-6)
 
 
 def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):

@@ -30,7 +30,6 @@ from pathlib import Path
 import nbformat
 
 from continuous_control.provenance import ROOT
-from grader import sandbox
 
 LESSON = os.path.join(ROOT, "Continuous_Control.ipynb")
 EDITION = os.path.join(ROOT, "lab", "Continuous_Control_student.ipynb")
@@ -50,10 +49,6 @@ SUPPORT = [
     "doc/plain.csv",
 ]
 HANDOUT = os.path.join(ROOT, "tools", "handout")  # the hand-out's README and pyproject.toml
-# Files whose code restates a blank, each replaced in a hand-out: agent.py by the edition's own export (blanks
-# and all), and the GPU path by a line that says it is not part of it (grader.sandbox's, which a contestant
-# gets too). (The report's ablations, which restate one too, are experiments/'s: not handed out.)
-WITHHELD = {f"continuous_control/{name}": text for name, text in sandbox.WITHHELD.items()}
 # The project's pins that the lab needs (the report's baselines, the Unity client and the tools stay out).
 LAB_PACKAGES = {
     "torch",
@@ -175,8 +170,6 @@ def write_support(folder: str, notebook) -> None:
         else:
             os.makedirs(os.path.dirname(target), exist_ok=True)
             shutil.copy2(source, target)
-    for name, text in WITHHELD.items():
-        Path(folder, name).write_text(text, encoding="utf-8")
     exported = os.path.join(folder, "continuous_control", "agent.py")
     nbformat.write(notebook, exported + ".ipynb")
     Path(exported).write_text(export.module_source(exported + ".ipynb"), encoding="utf-8")
