@@ -1534,27 +1534,17 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 # %% [markdown]
 # ## 8. Results
 #
-# "Solved at episode $E$": episodes $E-99, \dots, E$ average at least 30.
+# `solved_at` $E$: episodes $E-99, \dots, E$ average at least 30. `first_episode_mean_30`: the first episode
+# whose 20-arm mean reached 30. `worst_arm_1_100`: the lowest arm's mean over episodes 1-100. The wall
+# seconds include the environment's.
 
 # %%
 run = load_run(RUN_DIR)
 summary = run["summary"]
-solved = summary["solved_at"]
-print(f"Environment: {summary['environment']}; seed {summary['seed']}; machine: {summary['machine']}")
-if solved:
-    print(
-        f"Solved at episode {solved}: the mean of episodes {solved - 99}-{solved} is "
-        f"{history['avg100'][solved - 1]:.2f} >= 30, after {summary['wall_seconds_to_solve'] / 60:.1f} minutes."
-    )
-else:
-    print(f"Not solved in {summary['episodes']} episodes (last 100-episode average {summary['final_avg100']:.2f}).")
-print(
-    f"First episode whose 20-arm mean reached 30: {summary['first_episode_mean_30']}; "
-    f"worst arm over episodes 1-{min(100, summary['episodes'])}: {min(summary['arm_means_episodes_1_100']):.2f}"
-)
-print(
-    f"Wall time, environment included: {summary['wall_seconds'] / 60:.1f} minutes for {summary['episodes']} episodes."
-)
+shown = ["environment", "seed", "machine", "episodes", "solved_at", "first_episode_mean_30", "final_avg100"]
+worst_arm = {"worst_arm_1_100": min(summary["arm_means_episodes_1_100"])}
+seconds = {k: summary[k] for k in ("wall_seconds_to_solve", "wall_seconds")}
+pd.Series({**{k: summary[k] for k in shown}, **worst_arm, **seconds}, name="this run")
 
 # %% [markdown] nbgrader={"grade": false, "grade_id": "task-solved", "locked": true, "points": 3, "schema_version": 3, "solution": false, "task": true}
 # **Your run (graded by hand).** Hand in this notebook after a full run of the training cell, without
@@ -1566,22 +1556,8 @@ print(
 # return earned, about (score / 1001) / $(1-\gamma)$.
 
 # %%
-d = run["diagnostics"]
-last = len(d["episode"]) - 1
 reference = figures.q_reference(run["scores"]["mean"], run["config"]["gamma"])
-print(
-    f"Episode {last + 1}: sampled young share {d['young_share'][last]:.3f} against {d['young_share_stored'][last]:.3f} "
-    f"of the stored; a new transition's priority {d['max_priority'][last]:.3f}"
-)
-print(
-    f"Never replayed: {d['unreplayed_share'][last]:.1%} of the stored, holding {d['unreplayed_mass'][last]:.1%} "
-    "of the sampling probability"
-)
-print(
-    f"Mean Q in episode {last + 1}: {d['q'][last]:.2f}; ceiling {reference['ceiling']:.2f}; "
-    f"return earned (from the score) {reference['earned'][last]:.2f}"
-)
-figures.plot_diagnostics(d, "Diagnostics of the run", reference)
+figures.plot_diagnostics(run["diagnostics"], "Diagnostics of the run", reference)
 plt.show()
 
 # %% [markdown]
@@ -1591,12 +1567,7 @@ plt.show()
 # not yet converged.
 
 # %%
-critic_q = pd.read_csv("doc/critic_q.csv")
-for row in critic_q.itertuples():
-    print(
-        f"{row.variant:8s} ({row.seeds} seeds): mean Q in episodes 80 and 100: {row.q_80:.2f}, {row.q_100:.2f}; "
-        f"return earned in episode 100: {row.earned_100:.2f}; ceiling {reference['ceiling']:.2f}"
-    )
+pd.read_csv("doc/critic_q.csv")  # mean Q in episodes 80 and 100, and the return earned in episode 100
 
 # %% [markdown]
 # ## 9. Watch the trained agent
