@@ -525,7 +525,7 @@ class PrioritizedReplay(UniformReplay):
 
     def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
         """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
-        priorities = abs(td_errors) + self.offset  # abs, not np.abs: an array or a tensor
+        priorities = abs(td_errors) + self.offset  # abs takes an array, and a tensor on a GPU (7.1)
         self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
         self.updates += 1
         self._set_priority(idx, priorities)

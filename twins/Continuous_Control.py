@@ -72,6 +72,7 @@ SMALL = dict(buffer_size=20_000, batch_size=64, warmup=1_000) if SMOKE else {}
 PLAIN_DIR = os.path.join(RUN_DIR, "plain") if SMOKE else os.path.join("runs", "plain")
 UNITY_BUILD = os.environ.get("REACHER_UNITY_BUILD")  # None: the built-in replica
 np.set_printoptions(precision=3, suppress=True, linewidth=100)
+pd.set_option("display.max_colwidth", None)  # tables show whole names
 torch.set_num_threads(1)  # small networks: one thread is as fast, and leaves a core to the environment
 
 env = reacher.open_environment(UNITY_BUILD, seed=0)
@@ -1143,7 +1144,7 @@ assert np.allclose(importance_weights(p, 13.0, 5, 0.0), 1.0)
 @method_of(PrioritizedReplay)
 def update_priorities(self, idx: np.ndarray, td_errors: np.ndarray) -> None:
     """Store the sampled transitions' new priorities, and note this update's largest for new ones (5.2)."""
-    priorities = abs(td_errors) + self.offset  # abs, not np.abs: an array or a tensor
+    priorities = abs(td_errors) + self.offset  # abs takes an array, and a tensor on a GPU (7.1)
     self.recent[self.updates % self.window] = priorities.max()  # a ring of the updates' largest
     self.updates += 1
     self._set_priority(idx, priorities)
@@ -1583,14 +1584,16 @@ last_online.set_noise(None)  # the mean weights
 norm = Normalizer(state_size)
 norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_location="cpu"))
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
+played = {}
 for name, act in candidates.items():
     with torch.no_grad():
         arm_scores = reacher.play(
             reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
             lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
             episodes=eval_episodes,
-        ).mean(0)
-    print(f"{name:24s} mean {arm_scores.mean():.2f}, worst arm {arm_scores.min():.2f}, best {arm_scores.max():.2f}")
+        ).mean(0)  # each arm's mean score over the episodes
+    played[name] = {"mean": arm_scores.mean(), "worst arm": arm_scores.min(), "best arm": arm_scores.max()}
+pd.DataFrame(played).T.round(2)
 
 # %% [markdown]
 # ### A replay you can play and scrub
