@@ -4,7 +4,7 @@ Each is a copy of the learner's normaliser and actor, refreshed once per environ
 update: the next action comes from the policy as it was before the update (so that on a GPU acting need not wait
 for learning). `noise` is the lesson's Ornstein-Uhlenbeck process, stepped once per refresh.
 - `ActionNoise`: plain DDPG's (section 3), the noise added to the actor's actions.
-- `Behaviour`: NoisyNet's (section 5), the noise in the weights, drawn once per step into a plain actor: a
+- `Behaviour`: NoisyNet's (section 6), the noise in the weights, drawn once per step into a plain actor: a
   plain actor's forward pass is cheaper than the noisy layers', and acts exactly as they would.
 """
 

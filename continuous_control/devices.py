@@ -3,10 +3,10 @@ lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU ru
 Only what must differ on a GPU is here; the math is the lesson's:
 - `DeviceReplay`: the lesson's PrioritizedReplay (5.2) with its storage and its sampler on the device. It keeps
   the lesson's `update_priorities`, `rows` and `importance_weights`; the sum tree's walk is `searchsorted` on the
-  priorities' running sum, which finds the same leaf. No TD error goes to the host.
-- `GraphedAgent`: the lesson's own `learn` and the behaviour's own refresh, each captured in a CUDA graph
-  (`Graph`) and replayed. The host draws their random numbers from the agent's streams in the CPU's order and
-  copies them in with beta; only the actions come back.
+  priorities' running sum, which finds the same leaf up to rounding. No TD error goes to the host.
+- `GraphedAgent`: the lesson's own `learn`, and the two calls of `Behaviour.refresh` with the host's noise, each
+  captured in a CUDA graph (`Graph`) and replayed. The host draws their random numbers from the agent's
+  streams in the CPU's order and copies them in with beta; only the actions come back.
 """
 
 import numpy as np
@@ -42,7 +42,8 @@ class Priorities:
 
 class DeviceReplay:
     """The storage and the sampler of the lesson's PrioritizedReplay on `device`, mixed in before the lesson's class
-    (`device_replay`), whose `update_priorities`, `rows` and `entry_priority` then run on tensors. `sample` reads its
+    (`device_replay`), whose `update_priorities`, `rows` and `importance_weights` then run on tensors (and
+    `entry_priority`, read once an episode by the diagnostics, on the host). `sample` reads its
     `batch` uniform numbers from `u`, which the caller fills, so that a CUDA graph replays it with new ones."""
 
     def __init__(self, memory, device: torch.device, batch: int):
@@ -55,7 +56,7 @@ class DeviceReplay:
         self.states, self.actions, returns, self.next_states, discounts = self.table.split(self.blocks, 1)
         self.returns, self.discounts = returns[:, 0], discounts[:, 0]
         self.priorities = Priorities(memory.capacity, device)
-        self.recent = torch.ones(memory.window, device=device)  # each update's largest p, as the TD errors' dtype
+        self.recent = torch.ones(memory.window, device=device)  # each update's largest p, float32 as the TD errors
         self._updates = torch.zeros(1, dtype=torch.int64, device=device)  # a 1-d index into `recent`: no .item()
         self.filled = torch.zeros((), dtype=torch.float64, device=device)  # `size`, for the sampler
         self.u = torch.zeros(batch, dtype=torch.float64, device=device)
@@ -107,7 +108,7 @@ def device_replay(memory, device: torch.device, batch: int):
 class Graph:
     """`fn()` reading fixed input tensors: run eagerly EAGER_CALLS times on a side stream, as torch.cuda.graph asks,
     then captured once and replayed. Off CUDA, or with `capture=False`, always eager. A call first copies its
-    arguments into the inputs; its result is `fn`'s, overwritten by the next call."""
+    arguments into the inputs; its result is `fn`'s (once captured, the same tensors, overwritten by the next call)."""
 
     def __init__(self, fn, *inputs: torch.Tensor, capture: bool = True):
         self.fn = fn
@@ -217,7 +218,7 @@ class GraphedBehaviour(torch.nn.Module):
         )
 
         @torch.no_grad()
-        def refresh():  # Behaviour.refresh, with this step's noise from the host
+        def refresh():  # Behaviour.refresh's two calls, with this step's noise from the host
             b.copy_norm()
             draw(b.learner.actor, eps, into=b.actor)
 

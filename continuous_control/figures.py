@@ -230,7 +230,8 @@ def plot_schedule(agent, episodes: int = 40) -> None:
     left.step(x, schedule[:, 0], where="post")
     left.set(xlabel="episode", ylabel="n", title="n-step targets: n grows from 1 (section 4)")
     right.step(x, schedule[:, 1], where="post", color="tab:green")
-    right.set(xlabel="episode", ylabel="steps between updates", title="Learning: every step, then every 8")
+    title = f"Learning every {agent.cfg.learn_every} step(s), then every {agent.cfg.learn_every_later}"
+    right.set(xlabel="episode", ylabel="steps between updates", title=title)
     plt.show()
 
 

@@ -267,3 +267,15 @@ def test_beta_reaches_about_0_95_by_episode_100():
     agent = Agent(Config(buffer_size=1000, batch_size=32, warmup=32, hidden=(8, 8)), 33, 4, 20)
     agent.steps = 100 * 1001
     assert round(agent.beta(), 2) == 0.95
+
+
+def test_the_lessons_critics_the_default_past_the_ceiling_clipped_double_q_and_one_step_below_the_return_earned():
+    """Section 8: the default's critics end past the ceiling r_max / (1 - gamma); with clipped double-Q, and with
+    1-step targets, they end below the ceiling and below the return earned. From results/, as doc/critic_q.csv."""
+    from continuous_control.figures import q_reference
+
+    q = report.critic_q()
+    ceiling = q_reference([0.0], 0.99)["ceiling"]
+    assert q.loc["full", "q_100"] > ceiling
+    for variant in ("clipped_double_q", "one_step"):
+        assert q.loc[variant, "q_100"] < min(ceiling, q.loc[variant, "earned_100"]), variant

@@ -26,7 +26,7 @@
 #
 # > **for** each episode: set $n$ (§4) and the update interval $k$ (§3.3); **for** each of 1001 steps:<br>
 # > &emsp; act with the noisy actor (§6); store the $n$-step transition at the largest recent priority (§4, §5.2)<br>
-# > &emsp; **every** $k$ steps: sample by priority (§5); step the critic, update the priorities, step the actor, soft-update the targets (§2.2, §5.2)<br>
+# > &emsp; after `warmup`, **every** $k$ steps: sample by priority (§5); step the critic, update the priorities, draw fresh actor noise, step the actor, soft-update the targets (§2.2, §5.2, §6.2)<br>
 # > **until** the last 100 episodes average 30.
 #
 # ## 1. The environment
@@ -496,8 +496,9 @@ for (target, online), (t0, o0) in zip(pairs, before):
 figures.plot_soft_update(ddpg)  # one critic weight as learning might move it, and its target after each soft update
 
 # %% [markdown]
-# **Exercise.** Train with plain copies as targets, `train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`:
-# does the mean $Q$ swing more?
+# **Exercise** (each is for after a first run through: `train`, 3.4, trains section 7's agent). Train with
+# plain copies as targets, `train(Config(tau=1.0), env, "runs/tau1", 30, live=False)`: does the mean $Q$
+# swing more?
 #
 # ### 2.3 Overestimation, and clipped double-Q
 #
@@ -591,7 +592,8 @@ effects.loc[[("mean_1_100", "clipped_double_q"), ("mean_91_100", "clipped_double
 # $$\varepsilon_{t+1} = (1 - \kappa)\,\varepsilon_t + \sigma\sqrt{1 - (1 - \kappa)^2}\;\xi_t, \qquad \xi_t \sim \mathcal{N}(0, I).$$
 # Each $\varepsilon_t$ has spread $\sigma$ (`scale`); steps $\ell$ apart are correlated by
 # $(1 - \kappa)^\ell$, so a push lasts about $1/\kappa$ steps. Plain DDPG acts with
-# $\mu_\theta(s_t) + \varepsilon_t$, clipped to $[-1, 1]$, $\sigma$ = `action_noise` = 0.2.
+# $\mu_\theta(s_t) + \varepsilon_t$, clipped to $[-1, 1]$, $\sigma$ = `action_noise` = 0.2. Lillicrap et al.'s
+# $\sigma = 0.2$ [1] is each step's increment, a spread of $0.2/\sqrt{1 - 0.85^2} \approx 0.38$: twice this.
 
 # %% tags=["export"]
 class OrnsteinUhlenbeck:
@@ -676,14 +678,14 @@ class UniformReplay:
 # ### 3.3 The agent
 #
 # `DDPGAgent` holds section 2's networks, the noise and the buffer; sections 4 to 6 replace its `make_*`
-# parts. It acts through `ActionNoise` (from the package): a copy of the actor, taken each step before
+# parts and its hooks (`transitions`, `replay_batch`, `after_critic`). It acts through `ActionNoise` (from the package): a copy of the actor, taken each step before
 # the update, plus $\varepsilon_t$.
 #
 # **How often to learn.** Every step for `learn_every_until` = 20 episodes, then every
 # `learn_every_later` = 8 steps, for speed: learning every step throughout scores better, in every seed
 # of the report's runs, and takes more than twice as long.
 #
-# The cell after it: `step` stores the transitions and, after `warmup`, learns every `learn_every` steps. The `done` step is
+# The cell after the class: `step` stores the transitions and, after `warmup`, learns every `learn_every` steps. The `done` step is
 # dropped (1.2); `refuse_non_finite` stops at a NaN, naming the arm.
 
 # %% tags=["export"]
@@ -816,8 +818,8 @@ assert np.array_equal(out["idx"], idx) and torch.equal(torch.as_tensor(out["td"]
 # %% [markdown]
 # ### 3.4 The training loop, and plain DDPG trained
 #
-# `TrainingRun` (from the package) keeps the scores, checkpoints and results. On the built-in Reacher a
-# run repeats episode for episode on the same kind of processor.
+# `TrainingRun` (from the package) keeps the scores, checkpoints and results. On the built-in Reacher,
+# a run again with the same seed reproduces every episode's scores on the same kind of processor.
 #
 # After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`), about two minutes.
 
@@ -872,15 +874,14 @@ pd.read_csv("doc/plain.csv")
 #
 # **It is uncorrected off-policy.** The rewards after step $t$ follow older, noisy policies' actions, so
 # the critic is biased toward their mixture, more so for larger $n$; D4PG [5] and Rainbow [9] accept
-# this. Retrace [8] and tree-backup [10] would weight each later reward by the target policy's
-# probability of the action taken, but a deterministic actor gives a noisy action probability zero, so
-# both collapse to the one-step target.
+# this. Retrace [8] and tree-backup [10] weight each later reward by the target policy's probability of
+# the action taken, zero for a noisy action under a deterministic actor: both collapse to one step.
 #
 # **n grows from 1** (a design choice), by one every `n_step_ramp` = 4 episodes, to 5 from episode 17.
 # Each transition keeps its own discount $\gamma^n$.
 #
-# **The done step** (1.2) is dropped. The steps whose window it would close keep their $m < n$ remaining
-# rewards, discounted by $\gamma^m$, and bootstrap from the last real state.
+# **The done step** (1.2) is dropped. The steps whose window it would close sum their $m < n$ remaining
+# rewards and bootstrap from the last real state, with discount $\gamma^m$.
 
 # %% tags=["export"]
 class NStepAccumulator:
@@ -1022,8 +1023,8 @@ effects.loc["mean_1_100"].loc[["one_step", "no_ramp"]]
 # with $\delta_i$ its last TD error, $c > 0$ (`priority_offset`) keeping every transition reachable, and
 # $\alpha$ the strength ($\alpha = 0$ is uniform). The buffer stores $p_i^\alpha$.
 #
-# A **sum tree** holds them in its leaves, and in each node the sum of its children. In one array of size
-# $2M$, the root is node 1, node $q$ has children $2q$ and $2q+1$, and the leaves are nodes
+# A **sum tree** holds them in its $M$ leaves (the capacity rounded up to a power of two), and in each node
+# the sum of its children. In one array of size $2M$, the root is node 1, node $q$ has children $2q$ and $2q+1$, and the leaves are nodes
 # $M \dots 2M-1$. A new priority recomputes one path up; sampling $u \in [0, \sum_k p_k^\alpha)$ walks one
 # path down: go left if $u$ is below the left child's sum, else subtract that sum and go right.
 # Both take $\log_2 M$ steps.
@@ -1068,8 +1069,9 @@ assert tree.total() == 10 and sums_agree and list(tree[np.arange(4)]) == [5.0, 2
 # $$w_i = \frac{(N \cdot P(i))^{-\beta}}{\max_j\, (N \cdot P(j))^{-\beta}}, \qquad j \text{ over the batch},$$
 # with $N$ stored transitions; $\beta = 1$ undoes the bias fully. Dividing by the batch's largest weight
 # (as Dopamine [11] does) keeps every weight at most 1 [3]. Under plain SGD this scale would act as a
-# learning rate; Adam divides each step by a running estimate of the gradient's size, so a constant
-# factor on the loss cancels and the weights act through their ratios. The actor's step is unweighted.
+# learning rate. Adam divides each step by a running estimate of the gradient's size, so a constant
+# factor would cancel; but the batch's largest weight varies, and the clip acts after weighting, so the
+# scale still counts a little. The actor's step is unweighted.
 # $\beta$ grows linearly from 0.4 to 1 over `beta_steps` = 110,000 environment steps, reaching only about
 # 0.95 by episode 100: the weights undo most of the bias, not all.
 #
@@ -1191,7 +1193,7 @@ for alpha in (1.0, 0.5):
 
 # %%
 # 16 transitions with TD errors 0.1 to 3: the share of draws against P(i), and the weights at two betas
-figures.plot_replay_draws(PrioritizedReplay, importance_weights, cfg)
+figures.plot_replay_draws(PrioritizedReplay, importance_weights, Config())
 
 # %% [markdown]
 # **Exercise.** Train `Config(alpha=0.0)` (uniform replay) for 60 episodes; compare the worst arm's score
@@ -1328,10 +1330,10 @@ assert not torch.equal(sigma_before, layer.weight_sigma)
 # a perturbed policy lasts about $1/\kappa$ steps (a choice the report does not isolate); each update
 # draws fresh, independent noise.
 #
-# Departures from [4]: one noise sample drives all 20 arms; the target actor uses the mean weights; and
-# nothing in DDPG's actor loss rewards exploring: near a maximum of the critic a noisy action scores
-# lower on average, so the gradient tends to shrink $\sigma$ (parameter-space noise [12] adapts the
-# scale instead).
+# Departures from [4]: one noise sample drives all 20 arms, and the target actor uses the mean weights.
+# As in [4], nothing in the loss rewards exploring; in DDPG, near a maximum of the critic a noisy action
+# scores lower on average, so the gradient tends to shrink $\sigma$ (parameter-space noise [12] adapts
+# the scale instead).
 
 # %% tags=["export"]
 class NoisyActor(Actor):
@@ -1375,7 +1377,7 @@ assert not torch.allclose(acting, mean_only)
 
 # %%
 # OU noise against white noise; one state's actions under 300 noise samples of a fresh noisy actor
-figures.plot_exploration(OrnsteinUhlenbeck, NoisyActor, cfg, state_size, action_size)
+figures.plot_exploration(OrnsteinUhlenbeck, NoisyActor, Config(), state_size, action_size)
 
 # %% [markdown]
 # **NoisyNet in the agent.** `Behaviour` (from the package) draws the noisy weights into a plain actor once
@@ -1536,7 +1538,7 @@ history = train(cfg, env, RUN_DIR, max_episodes, resume=RESUME)
 # ## 8. Results
 #
 # `solved_at` $E$: episodes $E-99, \dots, E$ average at least 30. `first_episode_mean_30`: the first episode
-# whose 20-arm mean reached 30. `worst_arm_1_100`: the lowest arm's mean over episodes 1-100. The wall
+# whose 20-arm mean reached 30. `final_avg100`: the mean of the last 100 episodes. `worst_arm_1_100`: the lowest arm's mean over episodes 1-100. The wall
 # seconds include the environment's.
 
 # %%
@@ -1553,8 +1555,8 @@ pd.Series({**{k: summary[k] for k in shown}, **worst_arm, **seconds}, name="this
 # and the cell above gives the episode at which that average reaches +30.
 
 # %% [markdown]
-# The run's diagnostics, episode by episode. Read $Q$ against the ceiling $r_\max/(1-\gamma)$ and the
-# return earned, about (score / 1001) / $(1-\gamma)$.
+# The run's diagnostics, episode by episode. Read $Q$ against the ceiling $r_\max/(1-\gamma)$, with
+# $r_\max = 0.04$ a step (section 1), and the return earned, about (score / 1001) / $(1-\gamma)$.
 
 # %%
 reference = figures.q_reference(run["scores"]["mean"], run["config"]["gamma"])
@@ -1562,10 +1564,10 @@ figures.plot_diagnostics(run["diagnostics"], "Diagnostics of the run", reference
 plt.show()
 
 # %% [markdown]
-# **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right. It may be the
-# overestimation of 2.3; no run here isolates the cause. Below, the report's 1-step and clipped double-Q
-# runs beside the default's (`doc/critic_q.csv`): the 1-step critics end below the return earned, possibly because they have
-# not yet converged.
+# **The critic overestimates.** Where the mean $Q$ passes the ceiling it cannot be right. Below, the
+# report's 1-step and clipped double-Q runs beside the default's (`doc/critic_q.csv`): with clipped
+# double-Q the critics end below the ceiling and the return earned, as 2.3 would predict (one variant
+# does not prove the cause). So do the 1-step critics, possibly not yet converged.
 
 # %%
 pd.read_csv("doc/critic_q.csv")  # mean Q in episodes 80 and 100, and the return earned in episode 100
