@@ -100,9 +100,7 @@ def device_replay(memory, device: torch.device, batch: int):
     lesson_part(memory, "PrioritizedReplay")
     weights = staticmethod(type(memory).sample.__globals__["importance_weights"])
     cls = type("DeviceReplay", (DeviceReplay, type(memory)), {"importance_weights": weights})
-    replay = cls.__new__(cls)
-    DeviceReplay.__init__(replay, memory, device, batch)
-    return replay
+    return cls(memory, device, batch)  # DeviceReplay's __init__: the lesson's would allocate its arrays
 
 
 class Graph:
@@ -118,8 +116,9 @@ class Graph:
         self.capture = capture and inputs[0].is_cuda
 
     def __call__(self, *values):
-        for static, value in zip(self.inputs, values):
-            static.copy_(to_device(value, static.device, static.dtype), non_blocking=True)
+        for static, value in zip(self.inputs, values):  # one copy each, from pinned memory to a GPU
+            value = torch.as_tensor(value, dtype=static.dtype)
+            static.copy_(value.pin_memory() if static.is_cuda and value.is_cpu else value, non_blocking=True)
         if not self.capture:
             return self.fn()
         if self.calls < EAGER_CALLS:
