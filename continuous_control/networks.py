@@ -32,9 +32,12 @@ class Networks:
                 net.to(*args, **kwargs)
         for opt in (self.actor_opt, self.critic_opt):
             opt.load_state_dict(opt.state_dict())  # casts Adam's moments to their parameters' device and dtype
+        vars(self).pop("where", None)  # tensor() looks again
         return self
 
     def tensor(self, x) -> torch.Tensor:
         """An array as a tensor on the networks' device, in their dtype (to a GPU without waiting for it)."""
-        weight = next(self.critic.parameters())
-        return to_device(x, weight.device, weight.dtype)
+        if "where" not in vars(self):  # found once, not by a walk of the critic's parameters each call
+            weight = next(self.critic.parameters())
+            self.where = weight.device, weight.dtype
+        return to_device(x, *self.where)

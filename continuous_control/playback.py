@@ -35,6 +35,20 @@ def policy_of(nets: dict):
     return acting(lambda states: actor(norm(states)))
 
 
+def play_scores(policies: dict, episodes: int, seed: int):
+    """Each `policy(states) -> actions` (tensors) for `episodes` episodes on the goals of environment seed `seed`:
+    a table of its arms' mean score over the episodes, their mean, worst and best."""
+    import pandas as pd
+
+    from reacher import ReacherEnvironment, play
+
+    rows = {}
+    for name, policy in policies.items():
+        arms = play(ReacherEnvironment(seed=seed, verbose=False), acting(policy), episodes).mean(0)
+        rows[name] = {"mean": arms.mean(), "worst arm": arms.min(), "best arm": arms.max()}
+    return pd.DataFrame(rows).T.round(2)
+
+
 def render_replay(
     policy,
     steps: int = 300,

@@ -84,6 +84,16 @@ def test_cuda_agent_explores_and_every_layer_learns(device):
     check_trains(agent, torch.float32)
 
 
+def test_tensor_follows_the_networks_after_a_move():
+    """`tensor` finds the networks' dtype once, and again after each `to`."""
+    agent = Agent(Config(**SMALL), S, A, ARMS)
+    states = np.random.default_rng(0).standard_normal((ARMS, S))
+    assert agent.tensor(states).dtype == torch.float32
+    agent.to(torch.float64)
+    assert agent.tensor(states).dtype == torch.float64
+    assert torch.equal(agent.tensor(states), torch.as_tensor(states))  # not rounded through float32 on the way
+
+
 def test_float64_learns_what_float32_learns():
     """Same seed, same transitions: the two precisions act alike after learning."""
     states = np.random.default_rng(5).standard_normal((ARMS, S))

@@ -62,7 +62,7 @@ from IPython.display import Markdown
 import reacher
 from continuous_control import figures  # the lesson's plots, drawn with its classes
 from continuous_control.config import run_setup
-from continuous_control.playback import replay_panel
+from continuous_control.playback import play_scores, replay_panel
 from continuous_control.results import EVAL_SEED, load_policy, load_run
 
 # SMOKE=1: short runs into a temporary folder, with a small buffer and early learning; RESUME=1: continue an
@@ -244,9 +244,10 @@ class Actor(nn.Module):
 
     def forward(self, state: torch.Tensor) -> torch.Tensor:
         x = state
-        for layer in self.layers[:-1]:
+        *hidden, last = self.layers  # unpacked, not sliced: a slice of a ModuleList builds a new module each call
+        for layer in hidden:
             x = F.relu(layer(x))
-        return torch.tanh(self.layers[-1](x))
+        return torch.tanh(last(x))
 
 
 class Critic(nn.Module):
@@ -324,10 +325,8 @@ class DDPG(Networks):
 
     def __init__(self, cfg: Config, actor, actor_target, critic, critic_target, state_size: int):
         self.cfg = cfg
-        self.actor = actor
-        self.actor_target = actor_target
-        self.critic = critic
-        self.critic_target = critic_target
+        self.actor, self.actor_target = actor, actor_target
+        self.critic, self.critic_target = critic, critic_target
         for online, target in ((actor, actor_target), (critic, critic_target)):
             target.requires_grad_(False)
             target.load_state_dict(online.state_dict())  # the targets start as copies
@@ -702,8 +701,7 @@ class DDPGAgent(DDPG):
         super().__init__(cfg, self.make_actor(), self.make_actor(), *self.make_critics(), state_size)
         self.behaviour = self.make_behaviour()
         self.memory = self.make_memory()
-        self.steps = 0
-        self.updates = 0
+        self.steps = self.updates = 0  # environment steps, and updates, so far
         self.to(cfg.device)
 
     def make_actor(self) -> nn.Module:
@@ -1267,12 +1265,12 @@ class NoisyLinear(nn.Module):
         self.register_buffer("eps_out", torch.zeros(out_features))  # f(eps_j)
         self.noisy = False  # the mean weights until noise is set: the target actor's stay so
 
-    def set_noise(self, eps: torch.Tensor) -> None:
-        """eps: in_features + out_features standard normal numbers."""
-        f = signed_sqrt(eps)
-        self.eps_in.copy_(f[: self.in_features])
-        self.eps_out.copy_(f[self.in_features :])
-        self.noisy = True
+    def set_noise(self, eps: torch.Tensor | None) -> None:
+        """eps: in_features + out_features standard normal numbers, or None for the mean weights."""
+        self.noisy = eps is not None
+        if self.noisy:  # copy_ also moves f(eps) to the buffers' device and dtype
+            self.eps_in.copy_(signed_sqrt(eps[: self.in_features]))
+            self.eps_out.copy_(signed_sqrt(eps[self.in_features :]))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -1289,10 +1287,8 @@ class NoisyLinear(nn.Module):
 @method_of(NoisyLinear)
 def noisy_weights(self, f_in: torch.Tensor, f_out: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     """The layer's weight and bias under the noise f_in (one per input) and f_out (one per output) (6.1)."""
-    return (
-        torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in)),
-        torch.addcmul(self.bias_mean, self.bias_sigma, f_out),
-    )
+    weight = torch.addcmul(self.weight_mean, self.weight_sigma, torch.outer(f_out, f_in))
+    return weight, torch.addcmul(self.bias_mean, self.bias_sigma, f_out)
 
 # %% nbgrader={"grade": true, "grade_id": "check-noisy-weights", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -1301,10 +1297,9 @@ print(layer)
 x = torch.randn(4, 3)
 assert torch.allclose(layer.weight_sigma, torch.full((2, 3), 0.5 / 3**0.5))  # sigma0 / sqrt(d_in)
 assert layer.weight_mean.abs().max() <= 3**-0.5 and layer.bias_mean.abs().max() <= 3**-0.5
-layer.noisy = False
+layer.set_noise(None)
 assert torch.allclose(layer(x), x @ layer.weight_mean.T + layer.bias_mean)
 eps = torch.tensor([4.0, -0.25, 0.0, -9.0, 1.0])  # 3 inputs, then 2 outputs
-layer.noisy = True
 layer.set_noise(eps)
 f = lambda e: e.sign() * e.abs().sqrt()  # f(x) = sgn(x) sqrt(|x|)
 print("f(eps_in):", layer.eps_in.tolist(), " f(eps_out):", layer.eps_out.tolist())
@@ -1341,18 +1336,13 @@ class NoisyActor(Actor):
 
     def __init__(self, state_size: int, action_size: int, hidden: tuple, sigma0: float, layer=NoisyLinear):
         super().__init__(state_size, action_size, hidden, layer=lambda i, o: layer(i, o, sigma0))
-        self.sizes = [n for layer in self.layers for n in (layer.in_features, layer.out_features)]
+        self.sizes = [layer.in_features + layer.out_features for layer in self.layers]
         self.noise_size = sum(self.sizes)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
-        """Noise for every layer (`noise_size` standard normal numbers), or None for the mean weights."""
-        for layer in self.layers:
-            layer.noisy = eps is not None
-        if eps is not None:
-            f = signed_sqrt(eps).split(self.sizes, dim=-1)  # f(eps) of NoisyLinear, all layers at once
-            buffers = (b for layer in self.layers for b in (layer.eps_in, layer.eps_out))
-            for buffer, part in zip(buffers, f):
-                buffer.copy_(part)  # copy_ also moves it to the buffer's device and dtype
+        """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
+        for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes)):
+            layer.set_noise(part)
 
 # %% [markdown]
 # Check (not graded): `set_noise` fills every layer; noise changes the actions, `None` gives the mean
@@ -1586,16 +1576,7 @@ last_online.set_noise(None)  # the mean weights
 norm = Normalizer(state_size)
 norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_location="cpu"))
 candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
-played = {}
-for name, act in candidates.items():
-    with torch.no_grad():
-        arm_scores = reacher.play(
-            reacher.ReacherEnvironment(seed=EVAL_SEED + cfg.seed, verbose=False),
-            lambda info: act(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy(),
-            episodes=eval_episodes,
-        ).mean(0)  # each arm's mean score over the episodes
-    played[name] = {"mean": arm_scores.mean(), "worst arm": arm_scores.min(), "best arm": arm_scores.max()}
-pd.DataFrame(played).T.round(2)
+play_scores(candidates, eval_episodes, EVAL_SEED + cfg.seed)  # each arm's mean over the episodes: mean, worst, best
 
 # %% [markdown]
 # ### A replay you can play and scrub
