@@ -561,8 +561,8 @@ class NoisyLinear(nn.Module):
         """eps: in_features + out_features standard normal numbers, or None for the mean weights."""
         self.noisy = eps is not None
         if self.noisy:  # copy_ also moves f(eps) to the buffers' device and dtype
-            self.eps_in.copy_(signed_sqrt(eps[: self.in_features]))
-            self.eps_out.copy_(signed_sqrt(eps[self.in_features :]))
+            self.eps_in.copy_(signed_sqrt(eps[..., : self.in_features]))  # ...: a row of noise per arm works too
+            self.eps_out.copy_(signed_sqrt(eps[..., self.in_features :]))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -586,5 +586,5 @@ class NoisyActor(Actor):
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
-        for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes)):
+        for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes, -1)):
             layer.set_noise(part)

@@ -819,7 +819,7 @@ assert np.array_equal(out["idx"], idx) and torch.equal(torch.as_tensor(out["td"]
 # `TrainingRun` (from the package) keeps the scores, checkpoints and results. On the built-in Reacher,
 # a run again with the same seed reproduces every episode's scores on the same kind of processor.
 #
-# After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`), about two minutes.
+# After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`): a few minutes.
 
 # %% tags=["export"]
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, resume=False, agent_class=None, **options) -> dict:
@@ -1269,8 +1269,8 @@ class NoisyLinear(nn.Module):
         """eps: in_features + out_features standard normal numbers, or None for the mean weights."""
         self.noisy = eps is not None
         if self.noisy:  # copy_ also moves f(eps) to the buffers' device and dtype
-            self.eps_in.copy_(signed_sqrt(eps[: self.in_features]))
-            self.eps_out.copy_(signed_sqrt(eps[self.in_features :]))
+            self.eps_in.copy_(signed_sqrt(eps[..., : self.in_features]))  # ...: a row of noise per arm works too
+            self.eps_out.copy_(signed_sqrt(eps[..., self.in_features :]))
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
@@ -1341,7 +1341,7 @@ class NoisyActor(Actor):
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
-        for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes)):
+        for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes, -1)):
             layer.set_noise(part)
 
 # %% [markdown]
