@@ -32,6 +32,9 @@ FILE = "checkpoint.npz"
 # The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
 SHAPING = (
     "continuous_control/agent.py",
+    "continuous_control/behaviour.py",
+    "continuous_control/networks.py",
+    "continuous_control/sumtree.py",
     "experiments/ablations.py",
     "continuous_control/config.py",
     "continuous_control/devices.py",

@@ -121,6 +121,9 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
 
     assert {
         "continuous_control/agent.py",
+        "continuous_control/behaviour.py",  # acting
+        "continuous_control/networks.py",  # the arrays' device and dtype
+        "continuous_control/sumtree.py",  # prioritized sampling
         "reacher/physics.py",
         "reacher/physx.py",
         "continuous_control/training.py",
