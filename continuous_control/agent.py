@@ -560,9 +560,10 @@ class NoisyLinear(nn.Module):
     def set_noise(self, eps: torch.Tensor | None) -> None:
         """eps: in_features + out_features standard normal numbers, or None for the mean weights."""
         self.noisy = eps is not None
-        if self.noisy:  # copy_ also moves f(eps) to the buffers' device and dtype
-            self.eps_in.copy_(signed_sqrt(eps[..., : self.in_features]))  # ...: a row of noise per arm works too
-            self.eps_out.copy_(signed_sqrt(eps[..., self.in_features :]))
+        if self.noisy:  # f once for the layer; copy_ also moves it to the buffers' device and dtype
+            f = signed_sqrt(eps)
+            self.eps_in.copy_(f[..., : self.in_features])  # ...: a row of noise per arm works too
+            self.eps_out.copy_(f[..., self.in_features :])
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         if not self.noisy:
