@@ -3,8 +3,8 @@ to open it: the acting copies of the policy (behaviour.py), the sum tree's array
 (sumtree.py), the seed streams and the input checks (config.py), the GPU's path (devices.py),
 checkpoints and resume (checkpoints.py), a run's bookkeeping (training.py), its result files
 (results.py), the progress display (progress.py), figures (figures.py), replays of a trained policy
-(playback.py) and the checks' stand-ins (probes.py); networks.py moves the networks and caches numba's
-compilations. The report's variants and ablations
+(playback.py) and the checks' stand-ins (probes.py); networks.py standardises the states, moves the
+networks and caches numba's compilations. The report's variants and ablations
 are experiments/'s.
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
@@ -21,6 +21,7 @@ _MODULES = {
     "ActionNoise": "behaviour",
     "Behaviour": "behaviour",
     "Networks": "networks",
+    "Normalizer": "networks",
     "SumTree": "sumtree",
     "TrainingRun": "training",
     "check_config": "config",

@@ -1,5 +1,5 @@
-"""`Networks`, which moves the networks of the lesson's DDPG and their optimisers together, `to_device`, and
-`compiled`, numba's compilation of the lesson's functions, cached."""
+"""`Normalizer`, the states' running standardisation; `Networks`, which moves the networks of the lesson's DDPG
+and their optimisers together; `to_device`; and `compiled`, numba's compilation of the lesson's functions, cached."""
 
 import functools
 
@@ -20,6 +20,31 @@ def to_device(x: np.ndarray, device: torch.device, dtype=None) -> torch.Tensor:
 def compiled(function):
     """`function` compiled by numba, once per definition (running its cell again compiles the new one)."""
     return numba.njit(function)
+
+
+class Normalizer(nn.Module):
+    """Standardises states by the running mean and variance of all states seen (buffers: saved with the weights)."""
+
+    def __init__(self, size: int, clip: float = 5.0):
+        super().__init__()
+        self.clip = clip
+        self.register_buffer("mean", torch.zeros(size))
+        self.register_buffer("var", torch.ones(size))
+        self.register_buffer("count", torch.tensor(1e-4))
+
+    def update(self, x: torch.Tensor) -> None:
+        """Merge a batch's mean and variance into the running ones (Chan et al., *Updating formulae and a pairwise
+        algorithm for computing sample variances*, 1979): with w = n / (count + n) the batch's share,
+        var <- (1 - w) var + w (var_x + (1 - w) delta^2)."""
+        var, mean = torch.var_mean(x, 0, correction=0)
+        w = x.shape[0] / (self.count + x.shape[0])
+        delta = mean - self.mean
+        self.var.lerp_(var + (1 - w) * delta.square(), w)
+        self.mean.add_(w * delta)
+        self.count.add_(x.shape[0])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
 
 
 class Networks:

@@ -219,7 +219,6 @@ ANY = "any check of the lesson"
 BUGS = [
     # 2.1 the networks
     ("no tanh on the actor's output", "Actor.forward", replace("torch.tanh(_x)", "_x"), ANY),
-    ("the normaliser's batch share fixed at one half", "Normalizer.update", replace("w = _", "w = 0.5"), ANY),
     # 2.2 DDPG
     (
         "the online actor in the TD target",
@@ -378,7 +377,7 @@ BUGS = [
         ANY,
     ),
     # 6.1 noisy layers
-    ("noise without f(x) = sgn(x) sqrt(|x|)", "NoisyLinear.set_noise", replace("signed_sqrt(_eps)", "_eps"), ANY),
+    ("noise without f(x) = sgn(x) sqrt(|x|)", "NoisyLinear.set_noise", replace("_e.sign() * _e.abs().sqrt()", "_e"), ANY),
     (
         "weight noise not scaled by sigma",
         "NoisyLinear.noisy_weights",

@@ -1,6 +1,6 @@
 """The agent's parts one at a time, on small cases worked out by hand: the n-step window's flush at an
 episode's end, the sum tree's walk, the replay's stratified sampling and priorities, the noisy layers,
-the Ornstein-Uhlenbeck noise, the agent's schedules (n, learning interval, warm-up, beta) and the
+the Ornstein-Uhlenbeck noise, the states' normaliser, the agent's schedules (n, learning interval, warm-up, beta) and the
 three steps of a DDPG update."""
 
 import numpy as np
@@ -22,6 +22,7 @@ from continuous_control.agent import (
     walk_step,
 )
 from continuous_control.behaviour import draw
+from continuous_control.networks import Normalizer
 
 S, A, ARMS = 3, 2, 2
 
@@ -408,3 +409,30 @@ def test_without_a_window_new_transitions_enter_at_the_last_updates_largest_prio
 def test_the_sum_tree_holds_two_nodes_per_leaf_and_no_more():
     tree = SumTree(5, walk_step)
     assert tree.tree.size == 2 * tree.leaves == 16  # a million transitions: memory counts
+
+
+# --- the states' normaliser ---
+def test_the_normalisers_running_statistics_are_those_of_all_states_seen():
+    torch.manual_seed(0)
+    norm, seen = Normalizer(5).to(torch.float64), []
+    for b in range(50):  # batches of unequal sizes whose means drift from 0 to 4.9
+        seen.append(b / 10 + 2 * torch.randn(1 + b % 7, 5, dtype=torch.float64))
+        norm.update(seen[-1])
+    seen = torch.cat(seen)
+    torch.testing.assert_close(norm.mean, seen.mean(0), atol=1e-5, rtol=0)
+    torch.testing.assert_close(norm.var, seen.var(0, unbiased=False), rtol=1e-4, atol=0)
+    assert norm.count.item() == pytest.approx(len(seen) + 1e-4)
+
+
+def test_the_normaliser_standardises_then_clips_at_clip():
+    norm = Normalizer(2, clip=3.0)
+    norm.update(torch.tensor([[1.0, 10.0], [3.0, 30.0]]))  # mean (2, 20), variance (1, 100), nearly
+    x = torch.tensor([[2.0, 20.0], [3.0, 10.0], [100.0, -1000.0]])
+    torch.testing.assert_close(norm(x), torch.tensor([[0.0, 0.0], [1.0, -1.0], [3.0, -3.0]]), atol=1e-3, rtol=0)
+
+
+def test_the_normalisers_statistics_are_saved_with_its_weights():
+    norm, copy = Normalizer(3), Normalizer(3)
+    norm.update(torch.arange(12.0).reshape(4, 3))
+    copy.load_state_dict(norm.state_dict())
+    assert all(torch.equal(a, b) for a, b in zip(copy.buffers(), norm.buffers()))

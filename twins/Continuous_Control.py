@@ -43,7 +43,7 @@ import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import ActionNoise, Behaviour, Networks, SumTree, TrainingRun, for_device
+from continuous_control import ActionNoise, Behaviour, Networks, Normalizer, SumTree, TrainingRun, for_device
 from continuous_control.checkpoints import code_fingerprint
 from continuous_control.config import check_config, refuse_non_finite, seed_streams
 
@@ -207,33 +207,10 @@ class Config:
 # $-Q_\phi(s, \mu_\theta(s))$ over $\theta$.
 #
 # The actor's $\tanh$ keeps actions in $[-1, 1]$; `layer` makes its linear layers (section 6 swaps in
-# noisy ones). `Normalizer` standardises the states by running statistics (Chan et al.'s update [13]).
+# noisy ones). `Normalizer` (from the package) standardises the states by their running mean and variance
+# (Chan et al.'s update [13]).
 
 # %% tags=["export"]
-class Normalizer(nn.Module):
-    """Standardises states by the running mean and variance of all states seen (buffers: saved with the weights)."""
-
-    def __init__(self, size: int, clip: float = 5.0):
-        super().__init__()
-        self.clip = clip
-        self.register_buffer("mean", torch.zeros(size))
-        self.register_buffer("var", torch.ones(size))
-        self.register_buffer("count", torch.tensor(1e-4))
-
-    def update(self, x: torch.Tensor) -> None:
-        """Merge a batch's mean and variance into the running ones (Chan et al.'s formula [13]):
-        with w = n / (count + n) the batch's share, var <- (1 - w) var + w (var_x + (1 - w) delta^2)."""
-        var, mean = torch.var_mean(x, 0, correction=0)
-        w = x.shape[0] / (self.count + x.shape[0])
-        delta = mean - self.mean
-        self.var.lerp_(var + (1 - w) * delta.square(), w)
-        self.mean.add_(w * delta)
-        self.count.add_(x.shape[0])
-
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return ((x - self.mean) / (self.var + 1e-8).sqrt()).clamp(-self.clip, self.clip)
-
-
 class Actor(nn.Module):
     """mu_theta(s): ReLU hidden layers, tanh output, each linear layer made by `layer`."""
 
@@ -270,7 +247,7 @@ class Critic(nn.Module):
         return self(state, action)[None]
 
 # %% [markdown]
-# Check: shapes and ranges; the normaliser's statistics equal those of all states seen.
+# Check: shapes and ranges.
 
 # %% tags=["nbval-check-output"]
 torch.manual_seed(0)
@@ -285,21 +262,6 @@ a = actor(s)
 q = critic(s, a)
 print("actions:", tuple(a.shape), "within [-1, 1]:", bool(a.abs().max() <= 1), "  Q:", tuple(q.shape))
 assert a.shape == (20, action_size) and a.abs().max() <= 1 and q.shape == (20,)
-norm, seen = Normalizer(state_size), []
-for b in range(50):  # the batches' means drift from 0 to 4.9
-    seen.append(b / 10 + 2 * torch.randn(20, state_size))
-    norm.update(seen[-1])
-seen = torch.cat(seen)
-exact = torch.allclose(norm.mean, seen.mean(0), atol=1e-4) and torch.allclose(
-    norm.var, seen.var(0, unbiased=False), rtol=1e-3
-)
-z = norm(seen.mean(0) + seen.std(0) * torch.randn(1000, state_size))
-print(
-    f"running mean and variance equal those of all {len(seen)} states:",
-    exact,
-    f"- standardised: mean {round(z.mean().item(), 1) + 0.0}, std {z.std():.1f}",
-)
-assert exact and abs(z.mean()) < 0.05 and abs(z.std() - 1) < 0.05
 
 # %% [markdown]
 # ### 2.2 Target networks and the update
@@ -599,9 +561,7 @@ class OrnsteinUhlenbeck:
     """x <- (1 - kappa) x + scale sqrt(1 - (1 - kappa)^2) xi: std `scale`, correlation (1 - kappa)^k at lag k."""
 
     def __init__(self, shape, kappa: float, scale: float, generator: torch.Generator):
-        self.kappa = kappa
-        self.scale = scale
-        self.generator = generator
+        self.kappa, self.scale, self.generator = kappa, scale, generator
         self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
 
 # %% [markdown]
@@ -886,8 +846,7 @@ class NStepAccumulator:
     """Turns the stream of (s, a, r, s', done) of all arms into n-step transitions."""
 
     def __init__(self, n: int, gamma: float, num_agents: int, state_size: int, action_size: int):
-        self.n = n
-        self.gamma = gamma
+        self.n, self.gamma = n, gamma
         self.states = np.zeros((n, num_agents, state_size), np.float32)
         self.actions = np.zeros((n, num_agents, action_size), np.float32)
         self.rewards = np.zeros((n, num_agents), np.float32)
@@ -1082,9 +1041,7 @@ class PrioritizedReplay(UniformReplay):
 
     def __init__(self, capacity, state_size, action_size, alpha: float, offset: float, rng, window: int = 1):
         super().__init__(capacity, state_size, action_size, rng)
-        self.alpha = alpha
-        self.offset = offset
-        self.window = window
+        self.alpha, self.offset, self.window = alpha, offset, window
         self.priorities = SumTree(capacity, walk_step)  # holds p_i^alpha
         self.recent = np.ones(window)  # the largest p_i of each of the last `window` updates
         self.updates = 0  # updates of the priorities so far
@@ -1244,18 +1201,12 @@ def replay_batch(self) -> tuple:
 # $f(\varepsilon^{in})$, $f(\varepsilon^{out})$). Evaluation and the target actor use the mean weights.
 
 # %% tags=["export"]
-def signed_sqrt(eps: torch.Tensor) -> torch.Tensor:
-    """f(x) = sgn(x) sqrt(|x|), applied to factorised noise [4]."""
-    return eps.sign() * eps.abs().sqrt()
-
-
 class NoisyLinear(nn.Module):
     """y = (w_mean + w_sigma * f(eps_out) f(eps_in)^T) x + b_mean + b_sigma * f(eps_out)  [4]."""
 
     def __init__(self, in_features: int, out_features: int, sigma0: float = 0.5):
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
+        self.in_features, self.out_features = in_features, out_features
         bound = in_features**-0.5
         self.weight_mean = nn.Parameter(torch.empty(out_features, in_features).uniform_(-bound, bound))
         self.weight_sigma = nn.Parameter(torch.full((out_features, in_features), sigma0 * bound))
@@ -1269,7 +1220,7 @@ class NoisyLinear(nn.Module):
         """eps: in_features + out_features standard normal numbers, or None for the mean weights."""
         self.noisy = eps is not None
         if self.noisy:  # f once for the layer; copy_ also moves it to the buffers' device and dtype
-            f = signed_sqrt(eps)
+            f = eps.sign() * eps.abs().sqrt()  # f(x) = sgn(x) sqrt(|x|)
             self.eps_in.copy_(f[..., : self.in_features])  # ...: a row of noise per arm works too
             self.eps_out.copy_(f[..., self.in_features :])
 
