@@ -377,7 +377,12 @@ BUGS = [
         ANY,
     ),
     # 6.1 noisy layers
-    ("noise without f(x) = sgn(x) sqrt(|x|)", "NoisyLinear.set_noise", replace("_e.sign() * _e.abs().sqrt()", "_e"), ANY),
+    (
+        "noise without f(x) = sgn(x) sqrt(|x|)",
+        "NoisyLinear.set_noise",
+        replace("_e.sign() * _e.abs().sqrt()", "_e"),
+        ANY,
+    ),
     (
         "weight noise not scaled by sigma",
         "NoisyLinear.noisy_weights",

@@ -1,7 +1,7 @@
 """The agent's parts one at a time, on small cases worked out by hand: the n-step window's flush at an
 episode's end, the sum tree's walk, the replay's stratified sampling and priorities, the noisy layers,
-the Ornstein-Uhlenbeck noise, the states' normaliser, the agent's schedules (n, learning interval, warm-up, beta) and the
-three steps of a DDPG update."""
+the Ornstein-Uhlenbeck noise, the states' normaliser, the agent's schedules (n, learning interval, warm-up,
+beta) and the three steps of a DDPG update."""
 
 import numpy as np
 import pytest
