@@ -369,6 +369,162 @@ LEFT_BEHIND = (
 )
 
 
+def forging(line: bytes, source: str) -> str:
+    """`source` after a statement that, as the cell runs, writes `line` on every descriptor as the answer and
+    ends the process: a forged reply, of any shape or size, with no call of the blank at all."""
+    return (
+        "import os as _os\n"
+        f"_line = {line!r}\n"
+        "for _fd in range(3, 256):\n"
+        "    try:\n"
+        "        _os.write(_fd, _line)\n"
+        "    except OSError:\n"
+        "        pass\n"
+        "_os._exit(0)\n" + source
+    )
+
+
+def _huge_entries() -> bytes:
+    """new-priority's answer, its parts all there, every entry priority an integer of 400 digits."""
+    big = "1" + "0" * 400
+    zeros = '{"~array": ["<f8", [16], "' + "A" * 171 + '="]}'
+    case = ", ".join(f'"{k}.priorities": {zeros}, "{k}.entry": {big}' for k in range(8))
+    return ('{"outputs": [' + ", ".join(["{" + case + "}"] * 3) + "]}\n").encode()
+
+
+# Replies no harness writes, each forged as the answer of its blank (tests/test_grader.py, test_nbgrader.py).
+FORGED = {
+    "bad base64": ("importance-weights", b'{"outputs": [{"w": {"~array": ["<f8", [1], "!!!!!!!!!!!!"]}}]}\n'),
+    "a shape whose size overflows": (
+        "sum-tree-walk",
+        b'{"outputs": [{"found": {"~array": ["<f8", [16777215, 16777215, 16777215, 16777215], ""]}}]}\n',
+    ),
+    "integers of 400 digits": ("new-priority", _huge_entries()),
+    "a 64 MiB line": ("noisy-weights", b"[" + b"0," * (32 << 20) + b"0]\n"),
+    "integers for floats": ("importance-weights", b'{"outputs": [{"w": {"~array": ["<i8", [1], "AQAAAAAAAAA="]}}]}\n'),
+}
+
+# State left in every writable place a contestant might find, and read back by the next blank, which computes
+# the right answer only if something was left: its point would be faked.
+LEAVES_STATE = """
+import ctypes as _ctypes, os as _os
+for _path in ("/scratch/left", "/dev/left", "/dev/shm/left", "/tmp/left", "/scratch/locked/inner"):
+    try:
+        _os.makedirs(_os.path.dirname(_path), exist_ok=True)
+        open(_path, "w").write("left")
+    except OSError:
+        pass
+try:
+    _os.chmod("/scratch/locked", 0o300)  # a folder that cannot be listed, which an emptying would miss
+except OSError:
+    pass
+_libc = _ctypes.CDLL(None, use_errno=True)
+_libc.shmget(0x5EED, 4096, 0o1666)  # a System V segment (IPC_CREAT)
+_libc.syscall(248, b"user", b"left", b"x", 1, -4)  # add_key into the user's keyring
+"""
+READS_STATE = """
+import ctypes as _ctypes, os as _os
+_libc = _ctypes.CDLL(None, use_errno=True)
+_found = [p for p in ("/scratch/left", "/dev/left", "/dev/shm/left", "/tmp/left", "/scratch/locked/inner")
+          if _os.path.exists(p)]
+_found += ["shm"] if _libc.shmget(0x5EED, 0, 0) >= 0 else []
+_found += ["key"] if _libc.syscall(250, 10, -4, b"user", b"left", 0) > 0 else []  # keyctl search
+if not _found:
+    raise RuntimeError("nothing was left behind")
+"""
+
+# Processes that each stay within a process's limits while the blank as a whole goes over, then the right
+# answer (the source that follows): earned only where the limits are not the sandbox's.
+OVER_MEMORY = """
+import os as _os, time as _time
+_ready = []
+for _ in range(3):
+    _read, _write = _os.pipe()
+    if _os.fork() == 0:
+        _held = bytearray(2 << 30)
+        _held[::4096] = b"\\1" * ((2 << 30) // 4096)  # 2 GiB each, touched
+        _os.write(_write, b"1")
+        _time.sleep(60)
+        _os._exit(0)
+    _os.close(_write)
+    _ready.append(_read)
+if any(_os.read(_read, 1) != b"1" for _read in _ready):  # all three hold their 2 GiB at once: 6 GiB
+    raise MemoryError("a child was stopped")
+"""
+OVER_CPU = """
+import os as _os, time as _time
+_kids = []
+for _ in range(4):
+    _pid = _os.fork()
+    if _pid == 0:
+        _end = _time.process_time() + 4  # 4 s each, 16 s in all
+        while _time.process_time() < _end:
+            pass
+        _os._exit(0)
+    _kids.append(_pid)
+if any(_os.waitstatus_to_exitcode(_os.waitpid(_pid, 0)[1]) != 0 for _pid in _kids):
+    raise RuntimeError("a child was stopped")
+"""
+SPINS = """
+import os as _os
+for _ in range(40):
+    if _os.fork() == 0:
+        while True:
+            pass
+while True:
+    pass
+"""
+
+# Shortcuts: a blank's point taken without its computation, where the inputs leave a way round it.
+OU_INF = """
+@method_of(OrnsteinUhlenbeck)
+def sample(self):
+    xi = torch.randn(self.state.shape, generator=self.generator)
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    self.state[..., 0] = float("inf")
+    return self.state
+"""
+OU_SIGNS = """
+@method_of(OrnsteinUhlenbeck)
+def sample(self):
+    xi = torch.sign(torch.randn(self.state.shape, generator=self.generator))  # the right slope and spread
+    self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
+    return self.state
+"""
+OU_WHITE = """
+@method_of(OrnsteinUhlenbeck)
+def sample(self):
+    self.state = self.scale * torch.randn(self.state.shape, generator=self.generator)
+    return self.state
+"""
+ONE_HEAD = """
+class TwinCriticTarget(TwinCritic):
+    def forward(self, state, action):
+        return -torch.abs(self.q1(state, action))
+"""
+SHORTCUTS = {
+    "OU: inf in the state": ("ou-step", OU_INF),
+    "OU: noise of +-1": ("ou-step", OU_SIGNS),
+    "OU: white noise": ("ou-step", OU_WHITE),
+    "twin critic: one head": ("clipped-double-q", ONE_HEAD),
+}
+
+
+def cheats(solved: dict) -> dict:
+    """{name: {blank: source}}: each cheat as the blanks it changes (its first blank the cheat, the rest what
+    the cheat would fake), where every blank but those would be right."""
+    out = {f"forged: {name}": {blank: forging(line, solved[blank])} for name, (blank, line) in FORGED.items()}
+    out["state left for the next blank"] = {
+        "importance-weights": LEAVES_STATE + solved["importance-weights"].replace("return weights", "return -weights"),
+        "new-priority": READS_STATE + solved["new-priority"],
+    }
+    out["children over the sandbox's memory"] = {"importance-weights": OVER_MEMORY + solved["importance-weights"]}
+    out["children over the sandbox's processor time"] = {"n-step-return": OVER_CPU + solved["n-step-return"]}
+    out["40 spinning processes"] = {"sum-tree-walk": SPINS + solved["sum-tree-walk"]}
+    out.update({name: {blank: source} for name, (blank, source) in SHORTCUTS.items()})
+    return out
+
+
 def looping(source: str) -> str:
     """`source` with an endless loop as the first statement of its first function (in a class too): one that
     numba compiles as well, since nothing tells it the loop never ends."""
@@ -463,6 +619,9 @@ c.CourseDirectory.root = "{course}"
 c.Exchange.root = "{exchange}"
 c.ExecutePreprocessor.kernel_name = "{kernel}"   # python -m tools.student --grading-env
 c.Execute.timeout = 120                          # seconds per cell; a blank's code is stopped after 10 s of CPU
+import os, sys                                   # collect takes the notebook alone; copies of checks are not run
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+__import__("nbgrader_hooks").configure(c)        # nbgrader_hooks.py: written by python -m tools.student --course
 """
 
 # nbgrader's command line, for a list of commands: its packages imported once (seconds), then each command run as
@@ -540,11 +699,15 @@ class Course:
             ]
         )
 
-    def submit(self, submissions: dict, links: dict | None = None, figures: dict | None = None) -> None:
+    def submit(
+        self, submissions: dict, links: dict | None = None, figures: dict | None = None, copies=(), planted=None
+    ) -> None:
         """As each student, one per submission ({name: {blank: source}}): fetch the assignment, fill in the
         blanks with the submission's sources, put beside it the symbolic links of `links` ({name: {file name:
-        target}}) and, as the saved output of the training cell, the PNG of `figures` ({name: bytes}); submit.
-        Their ids go to `ids`."""
+        target}}) and, as the saved output of the training cell, the PNG of `figures` ({name: bytes}); for the
+        names in `copies`, a copy of every check cell at the top of the notebook and another at its end; submit.
+        Then, as a student who writes into the exchange directly, plant the links of `planted` ({name: {file
+        name: target}}) in the hand-in there. Their ids go to `ids`."""
         course = ["--course", COURSE_ID, f"--Exchange.root={self.exchange}"]
         homes = {}
         for name in submissions:
@@ -562,6 +725,10 @@ class Course:
                 if name in (figures or {}) and cell.cell_type == "code" and "history = train(" in cell.source:
                     png = base64.b64encode(figures[name]).decode("ascii")
                     cell.outputs = [nbformat.v4.new_output("display_data", data={"image/png": png})]
+            if name in copies:
+                checks = [c for c in nb.cells if c.metadata.get("nbgrader", {}).get("grade") and c.cell_type == "code"]
+                nb.cells = [nbformat.v4.new_code_cell(c.source) for c in checks] + nb.cells
+                nb.cells += [nbformat.v4.new_code_cell(c.source) for c in checks]
             nbformat.write(nb, path)
             for link, target in (links or {}).get(name, {}).items():
                 os.symlink(target, path.parent / link)
@@ -571,6 +738,10 @@ class Course:
                 for name in submissions
             ]
         )
+        for name, files in (planted or {}).items():
+            (inbound,) = (self.exchange / COURSE_ID / "inbound").glob(f"{self.ids[name]}+{student.ASSIGNMENT}+*")
+            for link, target in files.items():
+                os.symlink(target, inbound / link)
 
     def autograde(self, name: str) -> float:
         """Seconds to autograde one student's submission."""

@@ -7,12 +7,40 @@ afresh, so that no code can know them in advance; `run` builds the lesson's own 
 calls the blank the way the given code calls it, and returns plain data (arrays and numbers).
 
 Where a blank's code calls other blanks (`learn`, `flush`), those are replaced, on both sides, by stand-ins
-that are deliberately not the answers (`DECOYS`): they are other functions of the same shape, so a blank
+that are deliberately not the answers (`_decoys`): they are other functions of the same shape, so a blank
 earns its point by its own code alone, and the stand-ins give nothing away.
+
+Why no fixed structure can stand in for a blank's computation, blank by blank (`SHORTCUTS`): every input is
+drawn afresh, every result is compared whole and exactly (`grader.judge.differs`), and the inputs are drawn so
+that each quantity a blank reads changes its result.
 """
 
 import numpy as np
 
+SHORTCUTS = {
+    "ddpg-target": "random networks, the targets moved away from their online copies, random returns and "
+    "discounts: the online networks, a missing discount or a missing target action each give other values",
+    "ddpg-critic-loss": "random q (one critic and two), y and w: the TD errors, the loss and its gradient in q "
+    "are compared, so a sign, a missing weight or another reduction shows",
+    "ddpg-actor-loss": "random networks and states: the loss and the actor's gradient are compared",
+    "ddpg-soft-update": "random tau in [0.01, 0.5] and two updates: tau and 1 - tau, a hard copy, or updating "
+    "the online networks each give other weights",
+    "clipped-double-q": "two heads drawn independently, each centred on the batch, so that each is the smaller "
+    "for about half of the transitions: reading one head, or a mirror of it, fails",
+    "ou-step": "the path of 12 steps from a seeded generator, against the reference's for the same seed, and for "
+    "another seed: white noise, noise of another law, or draws from another generator give another path; any "
+    "way of writing the same step from self.generator gives the same",
+    "learn": "random batches, weights, step counts and statistics seen, with both settings of the twin critic; "
+    "the stand-ins for the other blanks are not the answers, so only this blank's own sequence is compared",
+    "n-step-return": "random n in 1-5 (and each of 1, 2, 3, 5), gamma, rewards, and episode ends",
+    "n-step-flush": "as n-step-return, with more episode ends, so that flushing is exercised at every fill",
+    "sum-tree-walk": "random trees with empty leaves, and values of u that fall exactly on a subtree's sum",
+    "importance-weights": "random priorities, totals, sizes and beta",
+    "new-priority": "random alpha, offset and windows 1-3, with TD errors that shrink, so a window that forgets "
+    "and one that does not give other entry priorities",
+    "noisy-weights": "random sizes, one case square, random factors and output gradients: a transposed outer "
+    "product or a missing sigma shows in the weights or the gradients",
+}
 S, A = 33, 4  # the Reacher's state and action sizes, as the environment cells tell the cells after them
 
 
@@ -54,12 +82,20 @@ VARIANTS = {  # what varies between the inputs of one blank's cases, so that a b
     "n-step-flush": [{"n": 1}, {"n": 2}, {"n": 3}, {"n": 5}],
     "learn": [{"double_q": False}, {"double_q": True}],
     "new-priority": [{"window": 1}, {"window": 2}, {"window": 3}],
+    "noisy-weights": [{}, {"square": True}],
 }
 
 
 def draw(blank: str, rng: np.random.Generator) -> list[dict]:
     """Fresh inputs for each of `blank`'s cases: plain data only."""
-    return [{**_draw(blank, rng), **variant} for variant in VARIANTS.get(blank, [{}])]
+    out = []
+    for variant in VARIANTS.get(blank, [{}]):
+        x = {**_draw(blank, rng), **variant}
+        if x.pop("square", False):  # where a transposed outer product is no error of shape
+            n, f32 = x["n_in"], lambda *shape: rng.standard_normal(shape).astype(np.float32)  # noqa: E731
+            x.update(n_out=n, f_out=f32(n), g_w=f32(n, n), g_b=f32(n))
+        out.append(x)
+    return out
 
 
 def run(blank: str, ns: dict, inputs: list[dict]) -> list[dict]:
@@ -127,6 +163,7 @@ def _draw(blank: str, rng: np.random.Generator) -> dict:
         }
     if blank == "noisy-weights":
         n_in, n_out = int(rng.integers(2, 12)), int(rng.integers(2, 12))
+        n_out = n_out + (n_out >= n_in)  # never square here: the square case is a variant of its own
         return {
             "seed": seed,
             "n_in": n_in,
@@ -140,7 +177,7 @@ def _draw(blank: str, rng: np.random.Generator) -> dict:
     if blank == "ou-step":
         return {
             "seed": seed,
-            "size": 20_000,
+            "size": int(rng.integers(100, 400)),
             "kappa": float(rng.uniform(0.05, 0.5)),
             "scale": float(rng.uniform(0.2, 3)),
             "steps": 12,
@@ -272,11 +309,9 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
         torch.manual_seed(x["seed"])
         twin = ns["TwinCriticTarget"](S, A, tuple(x["hidden"]))
         s, a = _tensor(ns, x["s"]), _tensor(ns, x["a"])
-        with torch.no_grad():  # the first head centred on the batch, the second its mirror image: each head is
-            twin.q1.out.bias.sub_(twin.q1(s, a).median())  # the smaller for half the transitions
-            twin.q2.load_state_dict(twin.q1.state_dict())
-            twin.q2.out.weight.neg_()
-            twin.q2.out.bias.neg_()
+        with torch.no_grad():  # two heads drawn independently, each centred on the batch: each is the smaller
+            for head in (twin.q1, twin.q2):  # for about half the transitions
+                head.out.bias.sub_(head(s, a).median())
             return {"q": _array(twin(s, a))}
     if blank in ("n-step-return", "n-step-flush"):
         _stand_in(ns, ("NStepAccumulator", "flush" if blank == "n-step-return" else "emit"))
@@ -321,16 +356,15 @@ def _run(blank: str, ns: dict, x: dict) -> dict:
             grad = getattr(layer, name).grad
             out[name] = _array(grad) if grad is not None else np.zeros(0)
         return out
-    if blank == "ou-step":
-        paths = []
-        for seed in (x["seed"], x["seed"], x["seed"] + 1):
+    if blank == "ou-step":  # the path from a seeded generator, for two seeds: compared with the reference's
+        out = {}
+        for name, seed in (("path", x["seed"]), ("other", x["seed"] + 1)):
             ou = ns["OrnsteinUhlenbeck"](x["size"], x["kappa"], x["scale"], torch.Generator().manual_seed(seed))
             path = [_array(ou.state)]
             for _ in range(x["steps"]):
-                got = ou.sample()
-                path.append(_array(got))
-            paths.append(np.stack(path))
-        return {"path": paths[0], "again": paths[1], "other": paths[2], "last": _array(ou.state)}
+                path.append(_array(ou.sample()))
+            out[name], out[name + ".last"] = np.stack(path), _array(ou.state)
+        return out
     if blank == "learn":
         _stand_in(ns, *(key for key in _decoys(ns) if key[0] != "NStepAccumulator"))
         cfg = ns["Config"](

@@ -7,9 +7,11 @@ it can kill or stop, and talks to the judge on its stdin and stdout, one line (`
 
 - first `{"given": [sources]}`: the edition's given code and stubs, run once here (no student code);
 - then, per blank, `{"blank", "source", "inputs"}` (the student's cell, the judge's inputs), or
-  `{"program": cells}` (the visible checks, for a student's own check), each run in a forked child that
-  has a CPU-time limit, a memory limit and no descriptor but its reply pipe. After each child every other
-  process of the sandbox is killed and its temporary folder emptied, so nothing a child leaves outlives it.
+  `{"program": cells}` (the visible checks, for a student's own check), each run in a forked child that makes
+  itself a fresh box first (`grader.confine`: its own writable place and IPC, no capability, a seccomp
+  filter), then has a CPU-time limit, a memory limit and no descriptor but its reply pipe. Its reply is read
+  whole, within `REPLY` bytes and a wall-clock bound; then every other process of the sandbox is killed, so
+  nothing a request leaves reaches the next.
 """
 
 import contextlib
@@ -18,20 +20,26 @@ import io
 import os
 import resource
 import select
-import shutil
 import signal
 import sys
 import time
 import traceback
 
-from grader import cases, wire
+from grader import cases, confine, wire
 
-REPLY = 64 << 20  # bytes a child's reply may hold
+REPLY = wire.REPLY  # bytes a child's reply may hold
 WALL = 3  # a child's wall-clock bound, in multiples of its CPU bound: for code that waits rather than computes
 
 
-def _error(error: BaseException) -> str:
-    return f"{type(error).__name__}: {error}"[:500]
+def _error(error: BaseException, cell: dict | None = None) -> str:
+    """One line a student can act on: the error, and for a bare `assert` the line of the cell that failed."""
+    text = f"{type(error).__name__}: {error}"
+    if cell is not None and isinstance(error, AssertionError) and not str(error):
+        lines = [f.lineno for f in traceback.extract_tb(error.__traceback__) if f.filename == cell["name"]]
+        source = cell["source"].splitlines()
+        if lines and 0 < lines[-1] <= len(source):
+            text += f"{source[lines[-1] - 1].strip()} (line {lines[-1]} of {cell['name']})"
+    return " ".join(text.split())[:500]
 
 
 def _run_case(ns: dict, blank: str, source: str | None, inputs: dict) -> dict:
@@ -47,7 +55,7 @@ def _run_program(ns: dict, cells: list, first: bool = False) -> dict:
             exec(compile(cell["source"], cell["name"], "exec"), ns)
         except BaseException as error:  # a check that fails, or a cell that raises: named, and the next runs
             if cell["kind"] in ("graded", "student", "check"):  # a check before it may need another blank
-                failed[cell["name"]] = _error(error)
+                failed[cell["name"]] = _error(error, cell)
                 if first:
                     break
     return {"failed": failed}
@@ -56,6 +64,7 @@ def _run_program(ns: dict, cells: list, first: bool = False) -> dict:
 def _child(ns: dict, request: dict, write: int, memory: int, cpu: float) -> None:
     """In the forked child: limits, nothing but the reply pipe, then the student's code; never returns."""
     try:
+        confine.fresh_box()
         with open("/proc/self/statm") as statm:
             pages = int(statm.read().split()[0]) * os.sysconf("SC_PAGE_SIZE")
         resource.setrlimit(resource.RLIMIT_AS, (pages + memory, pages + memory))
@@ -97,15 +106,6 @@ def _reap_all(bound: float = 5.0) -> None:
     raise SystemExit("processes of the sandbox outlived their kill")  # the judge then starts a fresh sandbox
 
 
-def _empty(folder: str) -> None:
-    for name in os.listdir(folder):
-        path = os.path.join(folder, name)
-        if os.path.isdir(path) and not os.path.islink(path):
-            shutil.rmtree(path, ignore_errors=True)
-        else:
-            os.unlink(path)
-
-
 def _fork(ns: dict, request: dict, memory: int, cpu: float, wall: float) -> dict:
     read, write = os.pipe()
     pid = os.fork()
@@ -138,15 +138,14 @@ def _fork(ns: dict, request: dict, memory: int, cpu: float, wall: float) -> dict
             reply = {"error": f"a reply of more than {REPLY} bytes"}
             break
         chunks.append(chunk)
+        if b"\n" in chunk:  # the answer is one line: whatever its processes still hold open, it is complete
+            break
     os.close(read)
     with contextlib.suppress(ProcessLookupError):
         os.kill(pid, signal.SIGKILL)
     if status is None or os.WIFSTOPPED(status):
         _, status = os.waitpid(pid, 0)
-    _reap_all()
-    for folder in (os.environ["TMPDIR"], "/dev/shm"):
-        if os.path.isdir(folder):
-            _empty(folder)
+    _reap_all()  # the child's box (its mounts and IPC) goes with its last process
     if reply is None:
         data = b"".join(chunks)
         if not data:

@@ -8,18 +8,24 @@ JSON file {blank: source}, or the lesson itself where the project has it) and ne
 submission. For each blank it draws fresh inputs (`grader.cases.draw`, from a new seed each time), sends them
 to two sandboxes (`grader.sandbox`): the reference's, which runs the given code with the key's blanks and no
 student code, and the submission's contestant, which runs the given code with the student's cell for that
-blank and the edition's stubs for every other (one mistake costs one point). Both send back plain data
-(`grader.wire`), and the judge compares the two here: a point needs the same results, within a float's
-rounding, on inputs that no code could know in advance.
+blank and the edition's stubs for every other (one mistake costs one point). Each request runs in a fresh box
+(`grader.confine`). Both replies are read at once, whole, within a bound of bytes and of time, and compared
+here (`differs`): a point needs the same results, within a float's rounding, on inputs that no code could know
+in advance.
+
+Every call stands alone and fails closed: any error (a reply too big, late or not plain data, a sandbox that
+dies, a comparison that cannot be made, the judge's own) fails that blank with one line a student can act on,
+and the sandbox it came from is ended, so the next call starts from a fresh one. A hand-in's grading has a
+bound of `HAND_IN` seconds in all; once it is spent, the blanks not yet graded fail.
 """
 
 import argparse
 import contextlib
 import json
+import math
 import os
 import secrets
 import select
-import shutil
 import signal
 import subprocess
 import time
@@ -33,6 +39,8 @@ from grader import cases, contestant, sandbox, wire
 CPU = float(os.environ.get("GRADER_CPU", 10))  # processor seconds a blank may use (a correct one: about 1)
 MEMORY = int(os.environ.get("GRADER_MEMORY_GB", 4)) << 30  # bytes a blank may allocate on top of the libraries
 START = 180.0  # seconds a sandbox may take to start (torch and the given code, loaded once)
+HAND_IN = float(os.environ.get("GRADER_HAND_IN", 600))  # seconds the grading of one hand-in may take, in all
+SLACK = 2.0  # processor seconds a sandbox's PID 1 may add to a request's own, in the control group's count
 KEY_BYTES = 1 << 20
 
 
@@ -62,159 +70,192 @@ def default_key() -> dict | None:
     return grader.blank_sources(nbformat.read(str(lesson), as_version=4))
 
 
+def one_line(text) -> str:
+    return " ".join(str(text).split())[:500]
+
+
 class Sandbox:
-    """A contestant process in a sandbox of its own, seen from the judge: requests out, plain data back,
-    every read bounded in time and size. If it misbehaves it is ended, and the next request starts a new one."""
+    """A contestant process in a sandbox of its own (`grader.sandbox`), seen from the judge: started with the
+    given code, then one request at a time through `talk`. If it misbehaves it is ended, and the next request
+    starts a new one."""
 
     def __init__(self, given: list[str], cpu: float = CPU, memory: int = MEMORY):
         self.given, self.limits = given, {"cpu": cpu, "memory": memory}
         self.wall = contestant.WALL * cpu + 30  # the contestant's own bound on a child, and a margin
-        self.process, self.lib, self.buffer = None, None, b""
+        self.process = self.group = None
 
-    def start(self) -> None:
-        self.lib = sandbox.library()
+    def spawn(self) -> bytes:
+        """A new sandbox; returns its first message (the given code), whose answer is {"ready": True}."""
+        self.group = sandbox.Cgroup()
         self.process = subprocess.Popen(
-            sandbox.command(self.lib),
+            self.group.wrap(sandbox.command()),
             stdin=subprocess.PIPE,
             stdout=subprocess.PIPE,
             stderr=subprocess.DEVNULL,
             start_new_session=True,
         )
-        try:
-            self.process.stdin.write(wire.encode({"given": self.given, "limits": self.limits}))
-            self.process.stdin.flush()
-            ready = self.receive(START)
-        except OSError as error:
-            ready = {"error": str(error)}
-        if ready.get("ready") is not True:
-            self.close()
-            raise RuntimeError(f"the sandbox did not start: {ready.get('error', ready)}")
-
-    def send(self, message) -> None:
-        if self.process is None:
-            self.start()
-        self.process.stdin.write(wire.encode(message))
-        self.process.stdin.flush()
-
-    def receive(self, bound: float) -> dict:
-        """The next line, decoded; {"error": ...} (and the sandbox ended) if it is late, too long or not plain data."""
-        deadline, fd = time.monotonic() + bound, self.process.stdout.fileno()
-        while b"\n" not in self.buffer:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([fd], [], [], left)[0]:
-                self.close()
-                return {"error": f"TimeoutError: no answer in {bound:g} s"}
-            chunk = os.read(fd, 1 << 20)
-            if not chunk or len(self.buffer) > wire.LIMIT:
-                self.close()
-                return {"error": "the code's sandbox ended without an answer"}
-            self.buffer += chunk
-        line, self.buffer = self.buffer.split(b"\n", 1)
-        try:
-            reply = wire.decode(line)
-        except wire.WireError as error:
-            self.close()
-            return {"error": f"the answer is not plain data: {error}"}
-        return reply if isinstance(reply, dict) else {"error": "the answer is not plain data"}
-
-    def ask(self, message, bound: float | None = None) -> dict:
-        try:
-            self.send(message)
-        except (OSError, RuntimeError) as error:
-            self.close()
-            return {"error": f"the code's sandbox could not be reached: {error}"}
-        return self.receive(bound or self.wall)
+        for pipe in (self.process.stdin, self.process.stdout):
+            os.set_blocking(pipe.fileno(), False)
+        return wire.encode({"given": self.given, "limits": self.limits})
 
     def close(self) -> None:
         if self.process is not None:
             with contextlib.suppress(ProcessLookupError):
                 os.killpg(self.process.pid, signal.SIGKILL)
+            self.group.kill()
             self.process.wait()
-            self.process.stdin.close()
-            self.process.stdout.close()
+            for pipe in (self.process.stdin, self.process.stdout):
+                with contextlib.suppress(OSError):
+                    pipe.close()
             self.process = None
-        if self.lib is not None:
-            shutil.rmtree(self.lib, ignore_errors=True)
-            self.lib = None
-        self.buffer = b""
+        if self.group is not None:
+            self.group.remove()
+            self.group = None
 
 
-# --- the comparison ---
+def talk(calls: list, bound: float, cpu: float | None = None) -> list[dict]:
+    """[(sandbox, message bytes)] -> each one's answer (a dict; {"error": ...} if it failed), all at once:
+    every message written while every answer is read, each answer one line of at most `wire.REPLY` bytes, all
+    within `bound` seconds, and, where the sandbox's control group counts it, within `cpu` processor seconds
+    (and SLACK) for all its processes together. A sandbox that fails is ended."""
+    deadline, n = time.monotonic() + bound, len(calls)
+    out = [memoryview(message) for _, message in calls]
+    got, answers = [bytearray() for _ in calls], [None] * n
+    spent = [box.group.cpu() if cpu is not None else None for box, _ in calls]
+
+    def fail(k, why):
+        answers[k] = {"error": why}
+        calls[k][0].close()
+
+    while any(a is None for a in answers):
+        left = deadline - time.monotonic()
+        if left <= 0:
+            for k in range(n):
+                if answers[k] is None:
+                    fail(k, f"TimeoutError: no answer in {bound:g} s (a loop that waits, or sleeps?)")
+            break
+        live = [k for k in range(n) if answers[k] is None]
+        readers = {calls[k][0].process.stdout.fileno(): k for k in live}
+        writers = {calls[k][0].process.stdin.fileno(): k for k in live if out[k]}
+        readable, writable, _ = select.select(list(readers), list(writers), [], min(left, 0.1))
+        for fd in writable:
+            k = writers[fd]
+            try:
+                out[k] = out[k][os.write(fd, out[k][: 1 << 16]) :]
+            except BlockingIOError:
+                pass
+            except OSError:
+                fail(k, "the code's sandbox ended without an answer")
+        for fd in readable:
+            k = readers[fd]
+            if answers[k] is not None:
+                continue
+            try:
+                chunk = os.read(fd, 1 << 16)
+            except BlockingIOError:
+                continue
+            except OSError:
+                chunk = b""
+            if not chunk:
+                fail(k, "the code's sandbox ended without an answer")
+                continue
+            got[k] += chunk
+            end = got[k].find(b"\n")
+            if end < 0 and len(got[k]) > wire.REPLY:
+                fail(k, f"a reply of more than {wire.REPLY} bytes")
+            elif end >= 0:
+                if end + 1 != len(got[k]):
+                    fail(k, "the reply was not one line")
+                    continue
+                try:
+                    reply = wire.decode(bytes(got[k][:end]), wire.REPLY)
+                except wire.WireError as error:
+                    fail(k, f"the answer is not plain data: {error}")
+                    continue
+                answers[k] = reply if isinstance(reply, dict) else {"error": "the answer is not plain data"}
+        for k in range(n):
+            used = calls[k][0].group.cpu() if spent[k] is not None and answers[k] is None else None
+            if used is not None and used - spent[k] > cpu + SLACK:
+                fail(k, f"TimeoutError: the code used its {cpu:g} s of processor time, across its processes")
+    return answers
+
+
+# --- the comparison: exact about what it compares, total over what it may be sent ---
 
 EXACT_DTYPE = {"n-step-return", "n-step-flush"}  # their docstrings promise float32
+RTOL, ATOL = 1e-4, 1e-5  # a float's rounding, with another order of operations
+
+
+def _kind(dtype) -> str:
+    """b (bool), i (any integer) or f (any real float); complex and the rest are never an answer."""
+    return {"b": "b", "i": "i", "u": "i", "f": "f"}.get(dtype.kind, dtype.kind)
+
+
+def _arrays_differ(name: str, want: np.ndarray, got: np.ndarray, exact: bool) -> str | None:
+    if got.shape != want.shape:
+        return f"{name} has the shape {got.shape}, not {want.shape}"
+    if (exact and got.dtype != want.dtype) or _kind(got.dtype) != _kind(want.dtype):
+        return f"{name} is {got.dtype}, not {want.dtype}"
+    if _kind(want.dtype) in "bi":  # integers of any size: compared as integers, never as floats
+        return None if np.array_equal(got, want) else f"{name} differs"
+    a, b = want.astype(np.float64), got.astype(np.float64)
+    finite = np.isfinite(a)
+    if not np.array_equal(finite, np.isfinite(b)) or not np.array_equal(a[~finite], b[~finite], equal_nan=True):
+        return f"{name} has NaN or inf where the right values have none, or the other way round"
+    with np.errstate(all="ignore"):
+        gap = np.abs(a - b)
+        if np.all(gap[finite] <= ATOL + RTOL * np.abs(a[finite])):
+            return None
+    return f"{name} differs from the right values (by up to {np.max(gap[finite]):.3g})"
+
+
+def _numbers_differ(name: str, want, got) -> str | None:
+    if isinstance(got, bool) or not isinstance(got, (int, float)):
+        return f"{name} is a {type(got).__name__}, not a number"
+    if isinstance(want, int) and isinstance(got, int):
+        return None if got == want else f"{name} is {got}, not the right number"
+    try:
+        a, b = float(want), float(got)
+    except OverflowError:
+        return f"{name} is far too large"
+    if not (math.isfinite(a) and math.isfinite(b)):
+        return None if (a == b or (math.isnan(a) and math.isnan(b))) else f"{name} is {b}, not the right number"
+    return None if abs(a - b) <= ATOL + RTOL * abs(a) else f"{name} is {b:.6g}, not the right number"
 
 
 def differs(blank: str, want, got, name: str = "") -> str | None:
-    """Why `got` is not `want` (plain data both), or None when it matches."""
+    """Why `got` is not `want` (plain data both, from `wire`), or None when it matches. Total: any two values
+    compare, without raising or warning, whatever their types, sizes, dtypes or non-finite values."""
+    label = name or "the result"
     if isinstance(want, dict):
         if not isinstance(got, dict) or set(got) != set(want):
-            return (
-                f"{name or 'the result'} has the parts {sorted(got) if isinstance(got, dict) else type(got).__name__}"
-            )
-        for key in want:
-            why = differs(blank, want[key], got[key], key)
-            if why:
-                return why
-        return None
+            return f"{label} has the parts {sorted(got)[:20] if isinstance(got, dict) else type(got).__name__}"
+        return next((why for key in want if (why := differs(blank, want[key], got[key], key))), None)
+    if isinstance(want, list):
+        if not isinstance(got, list) or len(got) != len(want):
+            return f"{label} is not a list of {len(want)}"
+        return next((why for k, w in enumerate(want) if (why := differs(blank, w, got[k], f"{label}[{k}]"))), None)
     if isinstance(want, np.ndarray):
         if not isinstance(got, np.ndarray):
-            return f"{name} is {type(got).__name__}, not an array"
-        if got.shape != want.shape:
-            return f"{name} has the shape {got.shape}, not {want.shape}"
-        if blank in EXACT_DTYPE and got.dtype != want.dtype:
-            return f"{name} is {got.dtype}, not {want.dtype}"
-        if (got.dtype.kind in "fc") != (want.dtype.kind in "fc") and want.dtype.kind != "b":
-            return f"{name} is {got.dtype}, not {want.dtype}"
-        if want.dtype.kind == "b" or got.dtype.kind == "b":
-            return None if np.array_equal(got, want) else f"{name} differs"
-        a, b = want.astype(np.float64), got.astype(np.float64)
-        if not np.allclose(b, a, rtol=1e-4, atol=1e-5, equal_nan=True):
-            worst = np.nanmax(np.abs(a - b)) if a.size else 0.0
-            return f"{name} differs from the right values (by up to {worst:.3g})"
-        return None
-    if isinstance(want, float) and isinstance(got, (int, float)) and not isinstance(got, bool):
-        return None if np.isclose(got, want, rtol=1e-4, atol=1e-5) else f"{name} is {got:.6g}, not {want:.6g}"
-    return None if type(got) is type(want) and got == want else f"{name} is {got!r}"
-
-
-def ou_differs(x: dict, got: dict) -> str | None:
-    """The Ornstein-Uhlenbeck step judged by its law, since a correct step may draw its normals another way:
-    x_{t+1} = (1 - kappa) x_t + scale sqrt(1 - (1 - kappa)^2) xi, xi standard normal and new each step."""
-    need = {"path", "again", "other", "last"}
-    if not (isinstance(got, dict) and set(got) == need and all(isinstance(got[k], np.ndarray) for k in need)):
-        return "the process's states were not arrays"
-    path = got["path"].astype(np.float64)
-    if path.shape != (x["steps"] + 1, x["size"]) or got["again"].shape != path.shape:
-        return f"a state has the shape {path.shape[1:]}, not ({x['size']},)"
-    if not np.array_equal(got["path"], got["again"]):
-        return "the same generator's seed gave another path: draw xi from self.generator"
-    if np.array_equal(got["path"], got["other"]):
-        return "another seed gave the same path: draw xi from self.generator"
-    if not np.array_equal(got["last"], got["other"][-1]):
-        return "self.state is not the state sample() returned"
-    before, after = path[:-1].ravel(), path[1:].ravel()
-    slope = before @ after / (before @ before)
-    residual = after - slope * before
-    spread = x["scale"] * np.sqrt(1 - (1 - x["kappa"]) ** 2)
-    if abs(slope - (1 - x["kappa"])) > 0.01:
-        return f"each step keeps {slope:.3f} of the state, not 1 - kappa = {1 - x['kappa']:.3f}"
-    if abs(residual.std() / spread - 1) > 0.02 or abs(residual.mean()) > 0.02 * spread:
-        return f"the step's noise has the spread {residual.std():.3f}, not {spread:.3f}"
-    steps = residual.reshape(x["steps"], x["size"])
-    if abs(np.corrcoef(steps[:-1].ravel(), steps[1:].ravel())[0, 1]) > 0.02:
-        return "the noise of one step is correlated with the next: draw a new xi each step"
-    return None
+            return f"{label} is a {type(got).__name__}, not an array"
+        return _arrays_differ(label, want, got, blank in EXACT_DTYPE)
+    if isinstance(want, (int, float)) and not isinstance(want, bool):
+        return _numbers_differ(label, want, got)
+    return None if type(got) is type(want) and got == want else f"{label} is not the right {type(want).__name__}"
 
 
 class Judge:
     """Grades each blank of a submission alone (see the module's docstring)."""
 
-    def __init__(self, edition=None, key: dict | None = None, cpu: float = CPU, memory: int = MEMORY, seed=None):
+    def __init__(
+        self, edition=None, key: dict | None = None, cpu: float = CPU, memory: int = MEMORY, seed=None, budget=None
+    ):
         self.edition = grader.read_edition(edition)
         self.key = default_key() if key is None else key
         self.rng = np.random.default_rng(secrets.randbits(128) if seed is None else seed)
         self.cpu, self.memory = cpu, memory
-        self.reference = self.contestant = None
+        self.budget = HAND_IN if budget is None else budget  # seconds, from the first call on
+        self.reference = self.contestant = self.deadline = None
 
     def given(self, blanks: dict | None = None) -> list[str]:
         """The edition's given code, in order, with `blanks`' sources for the blanks (else the edition's stubs)."""
@@ -225,46 +266,86 @@ class Judge:
     def blanks(self) -> list[str]:
         return grader.blank_ids(self.edition)
 
+    def _left(self) -> float:
+        if self.deadline is None:
+            self.deadline = time.monotonic() + self.budget
+        return self.deadline - time.monotonic()
+
+    def _start(self, boxes: list[Sandbox], bound: float) -> list[str | None]:
+        """Each of `boxes` running (started at once where it is not): why it could not be, or None."""
+        new = [box for box in boxes if box.process is None]
+        answers = talk([(box, box.spawn()) for box in new], min(START, bound))
+        why = dict(zip(map(id, new), answers))
+        out = []
+        for box in boxes:
+            ready = why.get(id(box), {"ready": True})
+            if ready.get("ready") is not True:
+                box.close()
+                out.append(f"the sandbox did not start: {ready.get('error', 'no answer')}")
+                continue
+            if id(box) in why:
+                box.group.limit(box.limits["memory"])
+            out.append(None)
+        return out
+
     def grade(self, blank: str, source: str | None) -> dict:
-        """{"passed": bool, "why": a sentence a student can act on} for the student's `source` of `blank`."""
+        """{"passed": bool, "why": one line a student can act on} for the student's `source` of `blank`. Never
+        raises: any failure of the call fails the blank, and ends the sandboxes, so the next call starts afresh."""
+        left = self._left()
         if source is None:
             return {"passed": False, "why": "the blank is left as handed out"}
+        if left <= 0:
+            return {"passed": False, "why": f"this hand-in's grading time ({self.budget:g} s in all) is spent"}
+        try:
+            return self._grade(blank, source, left)
+        except Exception as error:  # the judge's own failure, or a reply it could not judge: fail closed
+            self.close()
+            return {"passed": False, "why": one_line(f"the blank could not be judged: {type(error).__name__}: {error}")}
+
+    def _grade(self, blank: str, source: str, left: float) -> dict:
         inputs = wire.decode(wire.encode(cases.draw(blank, self.rng)))  # what both sides get, as they get it
-        if self.reference is None:
-            if not self.key:
-                raise ValueError("no answer key: pass --key (doc/instructors.md says where it is made)")
-            self.reference = Sandbox(self.given(self.key), self.cpu, self.memory)
-        if self.contestant is None:
-            self.contestant = Sandbox(self.given(), self.cpu, self.memory)
-        request = {"blank": blank, "source": source, "inputs": inputs}
-        self.reference.send({"blank": blank, "source": None, "inputs": inputs})
-        got = self.contestant.ask(request)
-        want = self.reference.receive(self.reference.wall)
+        if not self.key:
+            raise ValueError("no answer key: pass --key (doc/instructors.md says where it is made)")
+        self.reference = self.reference or Sandbox(self.given(self.key), self.cpu, self.memory)
+        self.contestant = self.contestant or Sandbox(self.given(), self.cpu, self.memory)
+        reference, mine = self._start([self.reference, self.contestant], left)
+        if reference or mine:
+            self.close()
+            raise RuntimeError(f"the reference's {reference}" if reference else mine)
+        want, got = talk(
+            [
+                (self.reference, wire.encode({"blank": blank, "source": None, "inputs": inputs})),
+                (self.contestant, wire.encode({"blank": blank, "source": source, "inputs": inputs})),
+            ],
+            min(self.contestant.wall, self.deadline - time.monotonic()),
+            self.cpu,
+        )
         if "outputs" not in want:
+            self.close()
             raise RuntimeError(f"the reference failed on {blank}: {want.get('error')}")
         if "outputs" not in got:
-            return {"passed": False, "why": str(got.get("error", "no answer"))[:500]}
-        got, want = got["outputs"], want["outputs"]
-        if not isinstance(got, list) or len(got) != len(want):
-            return {"passed": False, "why": "the harness's results are not one a case"}
-        judged = (
-            ou_differs(x, mine) if blank == "ou-step" else differs(blank, right, mine)
-            for x, mine, right in zip(inputs, got, want)
-        )
-        why = next((why for why in judged if why), None)  # the first case that differs
-        return {"passed": why is None, "why": why or ""}
+            return {"passed": False, "why": one_line(got.get("error", "no answer"))}
+        why = differs(blank, want["outputs"], got["outputs"], "the results")
+        return {"passed": why is None, "why": one_line(why or "")}
 
     def run(self, program: list[dict], first: bool = False, cpu: float | None = None) -> dict:
         """{"failed": {cell: error}} of a program of cells run in the contestant's sandbox (the visible checks;
         nothing in it is a verdict)."""
-        if self.contestant is None:
-            self.contestant = Sandbox(self.given(), self.cpu, self.memory)
-        reply = self.contestant.ask({"program": program, "first": first, "cpu": cpu})
-        return (
-            {"failed": reply["failed"]}
-            if isinstance(reply.get("failed"), dict)
-            else {"failed": {"program": reply.get("error")}}
-        )
+        try:
+            self.contestant = self.contestant or Sandbox(self.given(), self.cpu, self.memory)
+            (why,) = self._start([self.contestant], START)
+            if why:
+                return {"failed": {"program": why}}
+            seconds = cpu or self.cpu
+            message = wire.encode({"program": program, "first": first, "cpu": cpu})
+            (reply,) = talk([(self.contestant, message)], contestant.WALL * seconds + 30, seconds)
+        except Exception as error:
+            self.close()
+            return {"failed": {"program": one_line(f"{type(error).__name__}: {error}")}}
+        failed = reply.get("failed")
+        if isinstance(failed, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in failed.items()):
+            return {"failed": {k: one_line(v) for k, v in failed.items()}}
+        return {"failed": {"program": one_line(reply.get("error", "no answer"))}}
 
     def close(self) -> None:
         for box in (self.reference, self.contestant):

@@ -6,11 +6,14 @@ Trusted by: the instructor. It is the judge (`grader.judge`), with the answer ke
 input transformer, loaded before any cell runs, that sees each cell as nbgrader sends it:
 - a student's cell that defines a blank's function or class is noted as text, never run;
 - a graded check (as the student edition has it) becomes `__grade__(blank)`: the judge grades that blank
-  alone, the student's code running only in the submission's sandbox (`grader.sandbox`);
+  alone, the student's code running only in the submission's sandbox (`grader.sandbox`). Each blank is judged
+  once: the course's nbgrader turns copies of a check into comments before the notebook runs
+  (`grader.nbgrader_hooks`), and a copy that still reaches this kernel repeats the first verdict, at no cost;
 - every other cell (the environment, figures, training, the replay) becomes `pass`.
 No student code reaches this process: the sandbox has no network (this kernel's sockets), no view of other
 processes (it cannot signal it) and no Jupyter runtime folder (its connection file). A hand-in that holds a
-symbolic link anywhere is refused, and each graded cell says so.
+symbolic link, or that nbgrader's collect refused (`REFUSED` beside the notebook), is refused, and each graded
+cell says so. The whole hand-in's grading is bounded (`grader.judge.HAND_IN`).
 """
 
 import atexit
@@ -34,7 +37,8 @@ class Transformer:
         self.names = {c["id"]: grader.defined_names(c["source"]) for c in edition if c["kind"] == "blank"}
         self.given = {c["source"].strip() for c in edition if c["kind"] != "blank"}
         self.sources = {}  # blank id: the last cell the student ran for it
-        self.refused = symlink_in(folder)
+        self.verdicts = {}  # blank id: the judge's verdict, given once
+        self.refused = refused(folder)
         self.figures = saved_figures(folder)  # the student's own figures, by cell source: shown, never run
 
     def __call__(self, lines: list[str]) -> list[str]:
@@ -61,8 +65,10 @@ class Transformer:
     def grade(self, blank: str) -> None:
         """The judge's verdict on `blank`; raises AssertionError with the reason if the point is not earned."""
         if self.refused:
-            raise AssertionError(f"check-{blank}: the hand-in holds a symbolic link ({self.refused}): refused")
-        verdict = self.judge.grade(blank, self.sources.get(blank))
+            raise AssertionError(f"check-{blank}: the hand-in is refused: {self.refused}")
+        if blank not in self.verdicts:
+            self.verdicts[blank] = self.judge.grade(blank, self.sources.get(blank))
+        verdict = self.verdicts[blank]
         if not verdict["passed"]:
             raise AssertionError(f"check-{blank} failed: {verdict['why']}")
         print(f"check-{blank}: passed")
@@ -116,13 +122,21 @@ def saved_figures(folder: str) -> dict:
     return {}
 
 
-def symlink_in(folder: str) -> str | None:
-    """The first symbolic link under `folder` (not followed), or None."""
+def refused(folder: str) -> str | None:
+    """Why the hand-in in `folder` is refused, or None: a symbolic link under it (not followed), or the note of
+    nbgrader's collect (`grader.nbgrader_hooks`), read without following a link."""
     for root, dirs, files in os.walk(folder):
         for name in dirs + files:
             if os.path.islink(os.path.join(root, name)):
-                return os.path.relpath(os.path.join(root, name), folder)
-    return None
+                return f"a symbolic link ({os.path.relpath(os.path.join(root, name), folder)})"
+    try:
+        fd = os.open(os.path.join(folder, "REFUSED"), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except FileNotFoundError:
+        return None
+    except OSError:
+        return "its note of refusal cannot be read"
+    with os.fdopen(fd, "rb") as note:
+        return " ".join(note.read(500).decode("utf-8", "replace").split()) or "refused at collection"
 
 
 def load_ipython_extension(ip) -> None:

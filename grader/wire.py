@@ -3,16 +3,20 @@
 Trusted by: the judge, which decodes whatever a contestant sends as hostile. An array travels as its dtype
 (one of `DTYPES`), its shape and its bytes in base64: never pickled, never a subclass, so what the judge
 compares is numbers and nothing that can run or lie. `decode` refuses, naming the problem, a line over
-`LIMIT` bytes, nesting deeper than `DEPTH`, an unknown dtype, or bytes that do not fill the shape.
+`LIMIT` bytes (`REPLY` for an answer), nesting deeper than `DEPTH`, an unknown dtype, a shape of more than
+`LIMIT` bytes, or bytes that do not fill the shape. Decoding is linear in the line's length, and any error
+in it is a WireError.
 """
 
 import base64
 import json
+import math
 
 import numpy as np
 
 DTYPES = {"|b1", "|i1", "|u1", "<i2", "<i4", "<i8", "<u2", "<u4", "<u8", "<f2", "<f4", "<f8"}
-LIMIT = 64 << 20  # bytes in one message
+LIMIT = 16 << 20  # bytes in one message
+REPLY = 4 << 20  # bytes in one answer: the largest a harness sends is about 0.2 MiB
 DEPTH = 8
 
 
@@ -49,11 +53,17 @@ def _array(spec) -> np.ndarray:
     if dtype not in DTYPES:
         raise WireError(f"unknown dtype {dtype!r}")
     if not (isinstance(shape, list) and len(shape) <= 8 and all(type(n) is int and 0 <= n < LIMIT for n in shape)):
-        raise WireError(f"bad shape {shape!r}")
+        raise WireError(f"bad shape {str(shape)[:80]}")
     if not isinstance(data, str):
         raise WireError("an array's bytes are a base64 string")
-    raw = base64.b64decode(data, validate=True)
-    if len(raw) != int(np.prod(shape, dtype=np.int64)) * np.dtype(dtype).itemsize:
+    size = math.prod(shape) * np.dtype(dtype).itemsize  # Python's integers: no overflow
+    if size > LIMIT or len(data) != 4 * ((size + 2) // 3):
+        raise WireError(f"{len(data)} characters of base64 do not fill the shape {shape} of {dtype}")
+    try:
+        raw = base64.b64decode(data, validate=True)
+    except ValueError as error:  # binascii.Error
+        raise WireError(f"bad base64: {error}") from None
+    if len(raw) != size:
         raise WireError(f"{len(raw)} bytes do not fill the shape {shape} of {dtype}")
     return np.frombuffer(raw, dtype=dtype).reshape(shape).copy()
 
@@ -70,10 +80,10 @@ def _restore(x, depth=0):
     return x
 
 
-def decode(line: bytes):
+def decode(line: bytes, limit: int = LIMIT):
     """The message of one line, as `encode` wrote it; WireError if it is anything else."""
-    if len(line) > LIMIT:
-        raise WireError(f"a message of {len(line)} bytes, over the limit of {LIMIT}")
+    if len(line) > limit:
+        raise WireError(f"a message of {len(line)} bytes, over the limit of {limit}")
     codes = np.frombuffer(line, np.uint8)  # JSON's parser recurses: bound the nesting before it sees the line
     level = np.cumsum(np.isin(codes, (91, 123)).astype(np.int64) - np.isin(codes, (93, 125)))
     depth = int(level.max(initial=0))
@@ -81,6 +91,11 @@ def decode(line: bytes):
         raise WireError(f"nested deeper than {DEPTH}")
     try:
         message = json.loads(line)
-    except (ValueError, UnicodeDecodeError) as error:
-        raise WireError(f"not JSON: {error}") from None
-    return _restore(message)
+    except (ValueError, UnicodeDecodeError, RecursionError) as error:
+        raise WireError(f"not JSON: {str(error)[:100]}") from None
+    try:
+        return _restore(message)
+    except WireError:
+        raise
+    except (ValueError, TypeError, OverflowError, MemoryError, RecursionError) as error:
+        raise WireError(f"not plain data: {type(error).__name__}") from None

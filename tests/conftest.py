@@ -11,8 +11,8 @@ from reacher import ReacherEnvironment
 @pytest.fixture(scope="session")
 def judge():
     """The judge (grader.judge.Judge), with its reference's and its contestant's sandboxes, started once:
-    each blank, or program, runs in a fork of the contestant."""
-    referee = Judge()
+    each blank, or program, runs in a fork of the contestant. Many hand-ins' worth of calls: no budget."""
+    referee = Judge(budget=float("inf"))
     yield referee
     referee.close()
 

@@ -14,8 +14,18 @@ import numpy as np
 import pytest
 
 import grader
-from benchmarks.grading import ALTERNATIVES, ATTACKS, KEYWORDS, LEFT_BEHIND, READS_THE_KEY, armed, looping
-from grader import cases, wire
+from benchmarks.grading import (
+    ALTERNATIVES,
+    ATTACKS,
+    KEYWORDS,
+    LEFT_BEHIND,
+    READS_THE_KEY,
+    SHORTCUTS,
+    armed,
+    cheats,
+    looping,
+)
+from grader import cases, sandbox, wire
 from grader.judge import Judge, differs, read_key
 from tools import student
 
@@ -218,3 +228,120 @@ def test_the_command_line_gives_the_points_grading_gives(tmp_path):
             [sys.executable, "-m", "grader", notebook, "--key", key], capture_output=True, text=True, timeout=300
         )
         assert done.returncode == code and f"{count} blanks pass (graded)" in done.stdout, done.stdout + done.stderr
+
+
+# --- attacks on the judge's implementation: each earns nothing, costs only its own blank, and leaves the
+# next call as it would be without it (benchmarks/grading.py holds the cheats) ---
+
+CHEATS = cheats(SOLVED)
+
+
+@pytest.mark.parametrize("name", [name for name in CHEATS if name.startswith("forged")])
+def test_a_forged_reply_fails_its_blank_and_the_next_blank_is_judged_as_ever(judge, name):
+    (blank, source), *_ = CHEATS[name].items()
+    assert not passed(judge, blank, source)
+    for after in ("importance-weights", "ddpg-critic-loss", "sum-tree-walk"):  # the reference is in step
+        assert passed(judge, after, SOLVED[after]), after
+
+
+def test_nothing_a_blank_leaves_in_any_writable_place_reaches_the_next(judge):
+    sources = CHEATS["state left for the next blank"]
+    assert not passed(judge, "importance-weights", sources["importance-weights"])
+    assert judge.grade("new-priority", sources["new-priority"])["why"].endswith("nothing was left behind")
+
+
+@pytest.mark.parametrize(
+    "name, why",
+    [
+        ("children over the sandbox's memory", ""),
+        ("children over the sandbox's processor time", "across its processes"),
+        ("40 spinning processes", "across its processes"),
+    ],
+)
+def test_the_limits_hold_for_the_sandbox_as_a_whole(judge, name, why):
+    (blank, source), *_ = CHEATS[name].items()
+    verdict = judge.grade(blank, source)
+    assert not verdict["passed"] and why in verdict["why"], (verdict, sandbox.limits())
+    assert passed(judge, "importance-weights", SOLVED["importance-weights"])
+
+
+@pytest.mark.parametrize("name", list(SHORTCUTS))
+def test_a_shortcut_round_the_computation_earns_nothing(judge, name):
+    blank, source = SHORTCUTS[name]
+    assert not passed(judge, blank, source)
+
+
+def test_the_ou_step_passes_written_any_equivalent_way(judge):
+    other = """
+@method_of(OrnsteinUhlenbeck)
+def sample(self):
+    keep = 1.0 - self.kappa
+    noise = torch.normal(torch.zeros(self.state.shape), 1.0, generator=self.generator)
+    self.state = self.state * keep + noise * (self.scale * math.sqrt(1.0 - keep * keep))
+    return self.state
+"""
+    assert passed(judge, "ou-step", "import math\n" + other)
+
+
+@pytest.mark.parametrize(
+    "want, got, same",
+    [
+        (np.float32([1, np.nan, np.inf]), np.float32([1, np.nan, np.inf]), True),
+        (np.float32([1, 2, 3]), np.float32([1, np.nan, 3]), False),  # NaN passes no tolerance
+        (np.float32([1, 2, 3]), np.float32([1, np.inf, 3]), False),
+        (np.float32([1, np.nan, 3]), np.float32([1, 2, 3]), False),
+        (np.float32([1, np.inf, 3]), np.float32([1, -np.inf, 3]), False),
+        (np.float64([1.0, 2.0]), np.int64([1, 2]), False),  # integers for floats
+        (np.int64([2**62, 1]), np.int64([2**62 + 1, 1]), False),  # compared as integers, not as floats
+        (np.int64([2**62, 1]), np.int64([2**62, 1]), True),
+        (np.float64([1.0]), np.float64([1.0, 1.0]), False),
+        (0.5, 10**400, False),  # no OverflowError
+        (0.5, float("nan"), False),
+        (float("nan"), float("nan"), True),
+        (3, 3.0, True),
+        (True, 1, False),
+        ("a", None, False),
+        ([np.float64([1.0])], [np.float64([1.0]), 1], False),
+    ],
+)
+def test_the_comparison_is_exact_and_total(want, got, same):
+    assert (differs("b", {"x": want}, {"x": got}) is None) is same
+
+
+def test_a_blank_is_judged_once_however_many_copies_of_its_check_run(monkeypatch):
+    from grader import kernel
+
+    transformer = kernel.Transformer(None, "/nonexistent")
+    calls = []
+    monkeypatch.setattr(transformer.judge, "grade", lambda blank, source: calls.append(blank) or {"passed": True})
+    check = next(c["source"] for c in transformer.judge.edition if c["id"] == "check-importance-weights")
+    try:
+        assert transformer([check]) == ["__grade__('importance-weights')\n"]
+        for _ in range(3):
+            transformer.grade("importance-weights")
+        assert calls == ["importance-weights"]
+    finally:
+        transformer.judge.close()
+
+
+def test_a_spent_hand_in_fails_its_remaining_blanks_without_running_them():
+    short = Judge(budget=0)
+    try:
+        assert "spent" in short.grade("importance-weights", SOLVED["importance-weights"])["why"]
+        assert short.contestant is None  # nothing started
+    finally:
+        short.close()
+
+
+def test_the_sandbox_s_limits_and_filter_are_in_place(judge):
+    probe = """
+import ctypes, os
+_libc = ctypes.CDLL(None, use_errno=True)
+_seen = (open("/proc/self/status").read().split("CapEff:")[1].split()[0],
+         open("/proc/self/status").read().split("Seccomp:")[1].split()[0],
+         _libc.unshare(0x10000000), _libc.mount(b"none", b"/scratch", b"tmpfs", 0, None),
+         os.access("/dev", os.W_OK), os.access("/dev/shm", os.W_OK))
+raise RuntimeError(repr(_seen))
+"""
+    why = judge.grade("importance-weights", probe)["why"]
+    assert eval(why.split(": ", 1)[1]) == ("0000000000000000", "2", -1, -1, False, False)

@@ -33,6 +33,17 @@ def combined(*names: str) -> dict:
     return out
 
 
+CHEATS = grading.cheats(SOLVED)
+
+
+def with_cheats(*names: str, only: bool = False) -> dict:
+    """The correct submission with the blanks of each cheat of `names` (only those blanks, if `only`)."""
+    out = {} if only else dict(SOLVED)
+    for name in names:
+        out.update(CHEATS[name])
+    return out
+
+
 # Submissions of every kind (benchmarks/grading.py grades each kind alone), and the blanks that earn no
 # point; every other blank earns its one point. Two of them make several kinds of change at once, each to
 # another blank: one mistake still costs one point.
@@ -53,12 +64,52 @@ SUBMISSIONS = {
     "attack: forges the reply": (KINDS["attack: forges the reply on every descriptor"][1], {"importance-weights"}),
     "attack: signals": (KINDS["attack: signals every process it can"][1], {"importance-weights"}),
     "a symbolic link to the answer key": (KINDS["empty"][1], set(BLANKS)),
+    # attacks on the judge's implementation (benchmarks/grading.py): each costs its own blank, and the blanks
+    # graded after it keep their points
+    "attack: forged replies": (
+        with_cheats(
+            "forged: bad base64",
+            "forged: a shape whose size overflows",
+            "forged: integers of 400 digits",
+            "forged: a 64 MiB line",
+        ),
+        {"importance-weights", "sum-tree-walk", "new-priority", "noisy-weights"},
+    ),  # fmt: skip
+    "attack: state, limits and shortcuts": (
+        {
+            **with_cheats(
+                "state left for the next blank",
+                "children over the sandbox's processor time",
+                "40 spinning processes",
+                "OU: noise of +-1",
+                "twin critic: one head",
+            ),
+            "ddpg-target": grading.OVER_MEMORY + SOLVED["ddpg-target"],
+        },
+        {
+            "importance-weights",
+            "new-priority",
+            "n-step-return",
+            "sum-tree-walk",
+            "ou-step",
+            "clipped-double-q",
+            "ddpg-target",
+        },
+    ),  # fmt: skip
+    "attack: copies of every check, one blank solved": (
+        {"importance-weights": SOLVED["importance-weights"], **with_cheats("forged: bad base64", only=True)},
+        set(BLANKS) - {"importance-weights"},
+    ),
+    "copies of every check, all solved": (KINDS["correct"][1], set()),
+    "a link planted in the exchange": (KINDS["correct"][1], set(BLANKS)),
 }
+COPIES = ("attack: copies of every check, one blank solved", "copies of every check, all solved")
 # The answer key, linked beside an empty notebook (`nbgrader submit` copies what the link points to): no file
 # beside the notebook is read, so it earns nothing.
 # The reward plot of a student's full run, as the training cell's saved output.
 FIGURE = b"\x89PNG\r\n\x1a\n" + bytes(range(64))
 LINKS = {"a symbolic link to the answer key": {"key.ipynb": student.LESSON}}
+PLANTED = {"a link planted in the exchange": {"key.json": "KEY"}}  # the grading environment's answer key
 LOST = {name: lost for name, (_, lost) in SUBMISSIONS.items()}
 
 
@@ -84,7 +135,10 @@ def graded(tmp_path_factory):
     course = grading.Course(folder, bin_, jupyter_path)
     course.env["GRADER_CPU"] = "3"  # a loop costs its blank's point after 3 s of processor time instead of 10
     course.release()
-    course.submit({name: sources for name, (sources, _) in SUBMISSIONS.items()}, LINKS, {"correct": FIGURE})
+    key = str(Path(jupyter_path).parents[2] / "key.json")
+    planted = {name: {link: key for link in files} for name, files in PLANTED.items()}
+    sources = {name: sources for name, (sources, _) in SUBMISSIONS.items()}
+    course.submit(sources, LINKS, {"correct": FIGURE}, COPIES, planted)
     course.commands(
         [
             (("collect", student.ASSIGNMENT), None),
@@ -110,6 +164,7 @@ def test_the_submissions_are_what_they_say():
 
 
 def test_each_blank_earns_its_point_by_its_own_code_alone(graded):
+    """Cheats and copies of checks included: each costs its own blank, whatever it does to the judge."""
     points = graded.points()
     assert {name: {b for b, p in points[name].items() if p != 1} for name in LOST} == LOST
     assert all(set(points[name]) == set(BLANKS) for name in LOST)
@@ -177,3 +232,28 @@ def test_the_handouts_environment_imports_everything_the_lab_imports(tmp_path):
         env={"MPLBACKEND": "Agg", "PATH": "/usr/bin:/bin"},
     )
     assert done.returncode == 0, done.stderr[-2000:]
+
+
+def test_no_file_handed_in_beside_the_notebook_goes_past_the_exchange(graded):
+    for name in ("a symbolic link to the answer key", "a link planted in the exchange"):
+        sid = graded.ids[name]
+        for stage in ("submitted", "autograded", "feedback"):
+            folder = graded.course / stage / sid / student.ASSIGNMENT
+            names = {path.name for path in folder.rglob("*")}
+            assert not names & {"key.ipynb", "key.json"}, (name, stage, names)
+            for path in folder.rglob("*"):
+                assert path.is_dir() or b"BEGIN SOLUTION" not in path.read_bytes(), (name, path)
+
+
+def test_a_link_planted_in_the_exchange_is_refused_in_every_graded_cell(graded):
+    sid = graded.ids["a link planted in the exchange"]
+    notebook = graded.course / "autograded" / sid / student.ASSIGNMENT / "Continuous_Control.ipynb"
+    graded_cells = [
+        c for c in nbformat.read(notebook, as_version=4).cells if c.metadata.get("nbgrader", {}).get("grade")
+    ]
+    checks = [
+        c for c in graded_cells if c.cell_type == "code" and c.metadata["nbgrader"]["grade_id"].startswith("check-")
+    ]
+    assert len(checks) == len(BLANKS)
+    for cell in checks:
+        assert any("refused" in o.get("evalue", "") and "key.json" in o.get("evalue", "") for o in cell.outputs)

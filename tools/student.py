@@ -249,7 +249,14 @@ def course(folder: str) -> str:
         write_support(stage, edition(lesson))
         nbformat.write(source_notebook(lesson), os.path.join(stage, "Continuous_Control.ipynb"))
 
-    return claimed(source, build)
+    made = claimed(source, build)
+    # nbgrader's side of the grading (grader/nbgrader_hooks.py), which the course's nbgrader_config.py loads
+    hooks, new = os.path.join(folder, "nbgrader_hooks.py"), os.path.join(folder, f".nbgrader_hooks.{os.getpid()}")
+    text = Path(ROOT, "grader", "nbgrader_hooks.py").read_bytes()
+    with os.fdopen(os.open(new, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644), "wb") as file:
+        file.write(text)
+    os.replace(new, hooks)
+    return made
 
 
 BUILDING = "building"  # in a grading environment's folder from the start of its build
@@ -312,6 +319,10 @@ def main(argv=None) -> int:
             f"made the grading environment in {args.grading_env}; its kernel `continuous-control-grading` is in "
             f"{data}: export JUPYTER_PATH={data}"
         )
+        from grader import sandbox
+
+        for missing in sandbox.limits():
+            print(f"note: on this machine, {missing}")
         return 0
     if args.handout:
         print(f"wrote the hand-out into {handout(args.handout)}")
