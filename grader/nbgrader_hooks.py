@@ -71,9 +71,9 @@ class OnlyGradedChecks(Preprocessor):
             if cell.cell_type == "code" and cell.metadata.get("nbgrader", {}).get("grade")
         }
         for cell in nb.cells:
-            if cell.cell_type == "code" and not cell.metadata.get("nbgrader", {}).get("grade"):
-                if cell.source.strip() in graded:
-                    cell.source = COPY
+            grade = cell.metadata.get("nbgrader", {}).get("grade")
+            if cell.cell_type == "code" and not grade and cell.source.strip() in graded:
+                cell.source = COPY
         return nb, resources
 
 
