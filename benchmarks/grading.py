@@ -587,6 +587,8 @@ def submissions(solved: dict) -> dict:
         **{
             f"attack: {name}": (f"importance-weights {name}", with_(importance_weights=armed(name))) for name in ATTACKS
         },
+        # the cheats on the judge's implementation, alone: every other blank left as handed out
+        **{f"cheat: {name}": (f"{', '.join(sources)}: {name}", sources) for name, sources in cheats(solved).items()},
     }
 
 

@@ -182,7 +182,6 @@ def talk(calls: list, bound: float, cpu: float | None = None) -> list[dict]:
 
 # --- the comparison: exact about what it compares, total over what it may be sent ---
 
-EXACT_DTYPE = {"n-step-return", "n-step-flush"}  # their docstrings promise float32
 RTOL, ATOL = 1e-4, 1e-5  # a float's rounding, with another order of operations
 
 
@@ -238,7 +237,8 @@ def differs(blank: str, want, got, name: str = "") -> str | None:
     if isinstance(want, np.ndarray):
         if not isinstance(got, np.ndarray):
             return f"{label} is a {type(got).__name__}, not an array"
-        return _arrays_differ(label, want, got, blank in EXACT_DTYPE)
+        exact = blank in cases.CASES and cases.CASES[blank].exact_dtype  # a dtype the docstring promises
+        return _arrays_differ(label, want, got, exact)
     if isinstance(want, (int, float)) and not isinstance(want, bool):
         return _numbers_differ(label, want, got)
     return None if type(got) is type(want) and got == want else f"{label} is not the right {type(want).__name__}"
@@ -298,8 +298,10 @@ class Judge:
             return {"passed": False, "why": f"this hand-in's grading time ({self.budget:g} s in all) is spent"}
         try:
             return self._grade(blank, source, left)
-        except Exception as error:  # the judge's own failure, or a reply it could not judge: fail closed
-            self.close()
+        except BaseException as error:  # the judge's own failure, a reply it could not judge, an interrupt
+            self.close()  # whatever was under way: no answer of this call is read by the next
+            if not isinstance(error, Exception):
+                raise
             return {"passed": False, "why": one_line(f"the blank could not be judged: {type(error).__name__}: {error}")}
 
     def _grade(self, blank: str, source: str, left: float) -> dict:

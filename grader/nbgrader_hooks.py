@@ -82,5 +82,5 @@ def configure(c) -> None:
     from nbgrader.converters.autograde import Autograde
 
     c.ExchangeFactory.collect = Collect
-    defaults = Autograde.class_traits()["autograde_preprocessors"].default_value
+    defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     c.Autograde.autograde_preprocessors = [OnlyGradedChecks, *defaults]

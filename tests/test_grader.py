@@ -7,6 +7,7 @@ import os
 import socket
 import subprocess
 import sys
+import tempfile
 import threading
 
 import nbformat
@@ -345,3 +346,13 @@ raise RuntimeError(repr(_seen))
 """
     why = judge.grade("importance-weights", probe)["why"]
     assert eval(why.split(": ", 1)[1]) == ("0000000000000000", "2", -1, -1, False, False)
+
+
+def test_grading_puts_nothing_in_the_temporary_folder(tmp_path, monkeypatch):
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where tempfile would put anything
+    short = Judge(cpu=3)
+    try:
+        assert passed(short, "importance-weights", SOLVED["importance-weights"])
+        assert list(tmp_path.iterdir()) == []  # while the sandboxes run, too: a kill leaves nothing behind
+    finally:
+        short.close()

@@ -8,6 +8,7 @@ import base64
 import csv
 import shutil
 import subprocess
+import sys
 import urllib.request
 from pathlib import Path
 
@@ -257,3 +258,21 @@ def test_a_link_planted_in_the_exchange_is_refused_in_every_graded_cell(graded):
     assert len(checks) == len(BLANKS)
     for cell in checks:
         assert any("refused" in o.get("evalue", "") and "key.json" in o.get("evalue", "") for o in cell.outputs)
+
+
+@pytest.mark.parametrize(
+    "name", ["mistakes: two bugs, a blank left", "attack: forged replies", "attack: state, limits and shortcuts"]
+)
+def test_the_command_line_gives_the_points_nbgrader_gives(graded, name):
+    sid = graded.ids[name]
+    notebook = graded.course / "submitted" / sid / student.ASSIGNMENT / "Continuous_Control.ipynb"
+    key = Path(graded.env["JUPYTER_PATH"]).parents[2] / "key.json"
+    done = subprocess.run(
+        [sys.executable, "-m", "grader", str(notebook), "--key", str(key)],
+        capture_output=True,
+        text=True,
+        timeout=900,
+        env={**graded.env, "GRADER_CPU": "3"},
+    )
+    lines = [line.split() for line in done.stdout.splitlines() if line.split()[:1] and line.split()[0] in BLANKS]
+    assert {words[0]: int(words[1] == "passed") for words in lines} == graded.points()[name], done.stdout
