@@ -113,71 +113,79 @@ class Sandbox:
             self.group = None
 
 
+class _Call:
+    """One sandbox's side of a `talk`: its message going out, its answer (one line) coming in."""
+
+    def __init__(self, box: Sandbox, message: bytes, cpu: float | None):
+        self.box, self.out, self.got, self.answer = box, memoryview(message), bytearray(), None
+        self.spent = box.group.cpu() if cpu is not None else None  # the sandbox's processor time before it
+
+    def fail(self, why: str) -> None:
+        self.answer = {"error": why}
+        self.box.close()
+
+    def write(self) -> None:
+        try:
+            self.out = self.out[os.write(self.box.process.stdin.fileno(), self.out[: 1 << 16]) :]
+        except BlockingIOError:
+            pass
+        except OSError:
+            self.fail("the code's sandbox ended without an answer")
+
+    def read(self) -> None:
+        try:
+            chunk = os.read(self.box.process.stdout.fileno(), 1 << 16)
+        except BlockingIOError:
+            return
+        except OSError:
+            chunk = b""
+        if not chunk:
+            return self.fail("the code's sandbox ended without an answer")
+        self.got += chunk
+        end = self.got.find(b"\n")
+        if end < 0:
+            if len(self.got) > wire.REPLY:
+                self.fail(f"a reply of more than {wire.REPLY} bytes")
+        elif end + 1 != len(self.got):
+            self.fail("the reply was not one line")
+        else:
+            try:
+                reply = wire.decode(bytes(self.got[:end]), wire.REPLY)
+            except wire.WireError as error:
+                return self.fail(f"the answer is not plain data: {error}")
+            self.answer = reply if isinstance(reply, dict) else {"error": "the answer is not plain data"}
+
+    def over(self, cpu: float | None) -> bool:
+        """Whether the sandbox's processes, all together, used more than `cpu` seconds (and SLACK) since."""
+        used = self.box.group.cpu() if self.spent is not None else None
+        return used is not None and used - self.spent > cpu + SLACK
+
+
 def talk(calls: list, bound: float, cpu: float | None = None) -> list[dict]:
     """[(sandbox, message bytes)] -> each one's answer (a dict; {"error": ...} if it failed), all at once:
     every message written while every answer is read, each answer one line of at most `wire.REPLY` bytes, all
     within `bound` seconds, and, where the sandbox's control group counts it, within `cpu` processor seconds
     (and SLACK) for all its processes together. A sandbox that fails is ended."""
-    deadline, n = time.monotonic() + bound, len(calls)
-    out = [memoryview(message) for _, message in calls]
-    got, answers = [bytearray() for _ in calls], [None] * n
-    spent = [box.group.cpu() if cpu is not None else None for box, _ in calls]
-
-    def fail(k, why):
-        answers[k] = {"error": why}
-        calls[k][0].close()
-
-    while any(a is None for a in answers):
+    deadline, calls = time.monotonic() + bound, [_Call(box, message, cpu) for box, message in calls]
+    while live := [call for call in calls if call.answer is None]:
         left = deadline - time.monotonic()
         if left <= 0:
-            for k in range(n):
-                if answers[k] is None:
-                    fail(k, f"TimeoutError: no answer in {bound:g} s (a loop that waits, or sleeps?)")
+            for call in live:
+                call.fail(f"TimeoutError: no answer in {bound:g} s (a loop that waits, or sleeps?)")
             break
-        live = [k for k in range(n) if answers[k] is None]
-        readers = {calls[k][0].process.stdout.fileno(): k for k in live}
-        writers = {calls[k][0].process.stdin.fileno(): k for k in live if out[k]}
+        readers = {call.box.process.stdout.fileno(): call for call in live}
+        writers = {call.box.process.stdin.fileno(): call for call in live if call.out}
         readable, writable, _ = select.select(list(readers), list(writers), [], min(left, 0.1))
         for fd in writable:
-            k = writers[fd]
-            try:
-                out[k] = out[k][os.write(fd, out[k][: 1 << 16]) :]
-            except BlockingIOError:
-                pass
-            except OSError:
-                fail(k, "the code's sandbox ended without an answer")
+            if writers[fd].answer is None:
+                writers[fd].write()
         for fd in readable:
-            k = readers[fd]
-            if answers[k] is not None:
-                continue
-            try:
-                chunk = os.read(fd, 1 << 16)
-            except BlockingIOError:
-                continue
-            except OSError:
-                chunk = b""
-            if not chunk:
-                fail(k, "the code's sandbox ended without an answer")
-                continue
-            got[k] += chunk
-            end = got[k].find(b"\n")
-            if end < 0 and len(got[k]) > wire.REPLY:
-                fail(k, f"a reply of more than {wire.REPLY} bytes")
-            elif end >= 0:
-                if end + 1 != len(got[k]):
-                    fail(k, "the reply was not one line")
-                    continue
-                try:
-                    reply = wire.decode(bytes(got[k][:end]), wire.REPLY)
-                except wire.WireError as error:
-                    fail(k, f"the answer is not plain data: {error}")
-                    continue
-                answers[k] = reply if isinstance(reply, dict) else {"error": "the answer is not plain data"}
-        for k in range(n):
-            used = calls[k][0].group.cpu() if spent[k] is not None and answers[k] is None else None
-            if used is not None and used - spent[k] > cpu + SLACK:
-                fail(k, f"TimeoutError: the code used its {cpu:g} s of processor time, across its processes")
-    return answers
+            if readers[fd].answer is None:
+                readers[fd].read()
+        for call in live:
+            if call.answer is None and call.over(cpu):
+                call.fail(f"TimeoutError: the code used its {cpu:g} s of processor time, across its processes")
+    return [call.answer for call in calls]
 
 
 # --- the comparison: exact about what it compares, total over what it may be sent ---
