@@ -3,10 +3,10 @@
 Trusted by: the instructor. It runs in nbgrader's own environment (it imports nothing of this project), copied
 into the course folder by `python -m tools.student --course COURSE`, and does two things there:
 
-- `Collect`, the exchange's collect step: a hand-in becomes its notebook and its timestamp, nothing else. A
-  file beside them is left in the exchange (nothing of it reaches `submitted/`, `autograded/` or `feedback/`);
-  a symbolic link anywhere in the hand-in is not followed, and the hand-in is refused: `REFUSED` beside the
-  notebook names the links, and every graded cell says so (`grader.kernel`).
+- `Collect`, the exchange's collect step: a hand-in becomes its notebook and nbgrader's own timestamp and
+  secret, nothing else. A file beside them is left in the exchange (nothing of it reaches `submitted/`,
+  `autograded/` or `feedback/`); a symbolic link anywhere in the hand-in is not followed, and the hand-in is
+  refused: `REFUSED` beside the notebook names the links, and every graded cell says so (`grader.kernel`).
 - `OnlyGradedChecks`, before the notebook runs: a code cell that repeats a graded check's text but is not that
   graded cell becomes a comment, so that each blank is judged once, at its graded cell.
 """
@@ -18,7 +18,7 @@ from nbconvert.preprocessors import Preprocessor
 from nbgrader.exchange.default.collect import ExchangeCollect
 
 NOTEBOOK = "Continuous_Control.ipynb"
-KEPT = (NOTEBOOK, "timestamp.txt")
+KEPT = (NOTEBOOK, "timestamp.txt", "submission_secret.txt")  # and nbgrader's own two files
 REFUSED = "REFUSED"  # the note of a refused hand-in, which the grading kernel reads
 COPY = "# A copy of a graded check: each check is graded once, in its own cell, so this copy is not run.\n"
 
