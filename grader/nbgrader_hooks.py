@@ -14,8 +14,8 @@ into the course folder by `python -m tools.student --course COURSE`, and does tw
 import os
 import shutil
 
-from nbconvert.preprocessors import Preprocessor
 from nbgrader.exchange.default.collect import ExchangeCollect
+from nbgrader.preprocessors import NbGraderPreprocessor
 
 NOTEBOOK = "Continuous_Control.ipynb"
 KEPT = (NOTEBOOK, "timestamp.txt", "submission_secret.txt")  # and nbgrader's own two files
@@ -61,8 +61,8 @@ class Collect(ExchangeCollect):
                 note.write("symbolic links in the hand-in: " + ", ".join(links)[:500] + "\n")
 
 
-class OnlyGradedChecks(Preprocessor):
-    """Copies of graded checks become comments (see the module's docstring)."""
+class OnlyGradedChecks(NbGraderPreprocessor):
+    """Copies of graded checks become comments (see the module's docstring); enabled, as nbgrader's own are."""
 
     def preprocess(self, nb, resources):
         graded = {

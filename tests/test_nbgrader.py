@@ -37,9 +37,9 @@ def combined(*names: str) -> dict:
 CHEATS = grading.cheats(SOLVED)
 
 
-def with_cheats(*names: str, only: bool = False) -> dict:
-    """The correct submission with the blanks of each cheat of `names` (only those blanks, if `only`)."""
-    out = {} if only else dict(SOLVED)
+def with_cheats(*names: str) -> dict:
+    """The correct submission with the blanks of each cheat of `names`."""
+    out = dict(SOLVED)
     for name in names:
         out.update(CHEATS[name])
     return out
@@ -97,8 +97,11 @@ SUBMISSIONS = {
             "ddpg-target",
         },
     ),  # fmt: skip
-    "attack: copies of every check, one blank solved": (
-        {"importance-weights": SOLVED["importance-weights"], **with_cheats("forged: bad base64", only=True)},
+    "attack: copies of every check, one blank solved": (  # every other blank a reply the judge cannot decode
+        {
+            blank: source if blank == "importance-weights" else grading.forging(grading.FORGED["bad base64"][1], source)
+            for blank, source in SOLVED.items()
+        },
         set(BLANKS) - {"importance-weights"},
     ),
     "copies of every check, all solved": (KINDS["correct"][1], set()),
