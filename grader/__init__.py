@@ -2,10 +2,12 @@
 
 - `grader.judge`: decides each point; trusted by the instructor; runs no student code (`python -m grader`).
 - `grader.contestant`: runs a submission's code on the judge's inputs; trusted by nobody.
-- `grader.sandbox`: the bubblewrap box a contestant runs in, one per submission, sharing nothing.
+- `grader.sandbox`: the bubblewrap box a contestant runs in, one per submission, sharing nothing, in control groups.
+- `grader.confine`: the fresh box each request makes itself inside the sandbox (tmpfs, IPC, seccomp).
 - `grader.cases`: each blank's fresh inputs and the harness that feeds them to the code (no expected value).
 - `grader.wire`: plain data between them: numbers and arrays as raw bytes, never pickled.
 - `grader.kernel`: the kernel nbgrader talks to; it runs no student code, only the judge.
+- `grader.nbgrader_hooks`: nbgrader's side (the course's collect, copies of checks), copied into the course.
 
 This module holds what they share about the student edition: its cells and blanks. It imports nothing heavy,
 since the contestant imports it too.
