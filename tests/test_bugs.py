@@ -277,7 +277,44 @@ BUGS = [
         swap_loop_variables,
         "check-ddpg-soft-update",
     ),
-    # 2.3 clipped double-Q
+    # 2.2 the given parts of the update
+    ("targets that do not start as copies", "DDPG.__init__", drop("target.load_state_dict(...)"), ANY),
+    ("the critic's gradients never zeroed", "DDPG.update_critic", drop("self.critic_opt.zero_grad()"), ANY),
+    ("the actor's gradients never zeroed", "DDPG.update_actor", drop("self.actor_opt.zero_grad()"), ANY),
+    (
+        "the actor's step writing gradients into the critic",
+        "DDPG.update_actor",
+        replace("loss.backward(inputs=_p)", "loss.backward()"),
+        ANY,
+    ),
+    # 3.2 uniform replay
+    (
+        "a replay that never wraps around",
+        "UniformReplay.add",
+        replace("(self.next + _k) % self.capacity", "self.next + _k"),
+        ANY,
+    ),
+    ("a replay whose size passes its capacity", "UniformReplay.add", replace("min(_n, self.capacity)", "_n"), ANY),
+    (
+        "uniform batches from rows not yet stored",
+        "UniformReplay.sample",
+        replace("self.size / batch", "self.capacity / batch"),
+        ANY,
+    ),
+    # 7.2 clipped double-Q
+    (
+        "the second critic never trained",
+        "TwinCritic.values",
+        replace("torch.stack([_q1, _q2])", "torch.stack([_q1, _q1.detach()])"),
+        ANY,
+    ),
+    (
+        "no pessimistic target when clipped double-Q is on",
+        "DDPGAgent.make_critics",
+        replace("(TwinCritic, TwinCriticTarget)", "(TwinCritic, TwinCritic)"),
+        ANY,
+    ),
+    # 7.2 clipped double-Q: the blank
     (
         "max instead of min over the two critics",
         "TwinCriticTarget.forward",
@@ -424,6 +461,7 @@ BUGS = [
         ANY,
     ),
     ("beta never reaching 1", "Agent.beta", replace("min(1.0, _b)", "min(0.9, _b)"), ANY),
+    ("beta stuck at its start", "Agent.beta", replace("self.steps", "0"), ANY),
     (
         "learning one step after the warm-up",
         "DDPGAgent.step",
@@ -450,7 +488,8 @@ BUGS = [
     ("batches drawn at beta 1 from the start", "Agent.replay_batch", replace("self.beta()", "1.0"), ANY),
 ]
 # The training loop's bugs (the state never advanced, the done step never given to the agent, a score of the
-# last step only) are caught by tests/test_training.py's made-up environment, not by a check of the lesson.
+# last step only) are caught by tests/test_training.py's made-up environment and by the lesson's one-episode
+# check (7.3), which runs the environment and so is not among the checks here.
 
 
 def lesson() -> list[dict]:

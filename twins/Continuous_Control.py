@@ -490,6 +490,34 @@ for (target, online), (t0, o0) in zip(pairs, before):
     assert torch.equal(flat(online), o0), f"update_targets moved the online {type(online).__name__}"
 assert all(p is q for p, q in zip(tensors, (p for target, _ in pairs for p in target.parameters()))), "not in place"
 
+# %% [markdown]
+# Check (not graded), of the given parts of the update: the targets start as copies of their networks and
+# take no gradient; each step's gradient is that step's alone (the optimiser zeroes the last one), and the
+# actor's step leaves the critic's gradients as they were.
+
+# %% tags=["nbval-check-output"]
+torch.manual_seed(0)
+cfg = Config(hidden=(32, 32), grad_clip=1e6)  # a clip that never acts: the gradients as computed
+ddpg = DDPG(cfg, *[Net(state_size, action_size, cfg.hidden) for Net in (Actor, Actor, Critic, Critic)], state_size)
+flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
+for target, online in ((ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)):
+    assert torch.equal(flat(target), flat(online)), "a target network does not start as a copy of its network"
+    assert not any(p.requires_grad for p in target.parameters()), "a target network takes gradients"
+s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
+ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), torch.rand(64)
+for step in (1, 2):
+    with torch.no_grad():
+        y = ddpg.td_target(ret, s_next, disc)
+    own = torch.autograd.grad(ddpg.critic_loss(ddpg.critic.values(s, a), y, w)[1], list(ddpg.critic.parameters()))
+    ddpg.update_critic(s, a, ret, s_next, disc, w)
+    critic_grads = [p.grad.clone() for p in ddpg.critic.parameters()]
+    assert all(torch.allclose(g, e, atol=1e-6) for g, e in zip(critic_grads, own)), f"critic step {step}"
+    own = torch.autograd.grad(ddpg.actor_loss(s), list(ddpg.actor.parameters()))
+    ddpg.update_actor(s)
+    assert all(torch.allclose(p.grad, e, atol=1e-6) for p, e in zip(ddpg.actor.parameters(), own)), f"actor {step}"
+    assert all(torch.equal(p.grad, g) for p, g in zip(ddpg.critic.parameters(), critic_grads)), "the actor's step"
+print("targets start as copies; each step's gradient is its own, two steps running")
+
 # %%
 figures.plot_soft_update(ddpg)  # one critic weight as learning might move it, and its target after each soft update
 
@@ -603,6 +631,28 @@ class UniformReplay:
         u = (np.arange(batch) + self.rng.random(batch)) * (self.size / batch)
         idx = np.minimum(u.astype(np.int64), self.size - 1)
         return idx, np.ones(batch, np.float32), self.rows(idx)
+
+# %% [markdown]
+# Check (not graded): the buffer samples only the rows it holds, keeps the newest `capacity` transitions,
+# overwriting the oldest, and returns each sampled row whole with weight 1.
+
+# %% tags=["nbval-check-output"]
+replay = UniformReplay(5, state_size=1, action_size=1, rng=np.random.default_rng(0))
+numbered = lambda k: (np.arange(k, k + 3, dtype=np.float32),) * 2  # transitions k, k + 1, k + 2: state = return
+rows = []
+for k in (0, 3, 6):  # 9 transitions into 5 rows, 3 at a time
+    state, number = numbered(k)
+    rows.append(replay.add(state[:, None], state[:, None], number, state[:, None], np.ones(3, np.float32)).tolist())
+    if k == 0:
+        early = replay.sample(64)[0]
+        assert set(early.tolist()) == {0, 1, 2}, "sampled a row before anything was stored there"
+        assert np.bincount(early).min() >= 21, "the 3 stored rows are not drawn equally often"
+print("rows written:", rows, " size:", replay.size, " stored returns:", replay.returns.tolist())
+assert rows == [[0, 1, 2], [3, 4, 0], [1, 2, 3]] and (replay.size, replay.next) == (5, 4)
+assert sorted(replay.returns.tolist()) == [4, 5, 6, 7, 8]  # the newest five
+idx, weights, (s, a, ret, s_next, disc) = replay.sample(1000)
+assert set(idx.tolist()) == set(range(5)) and np.all(weights == 1) and s.shape == (1000, 1)
+assert np.array_equal(s[:, 0], ret) and np.array_equal(ret, replay.returns[idx])  # each row whole
 
 # %% [markdown]
 # ### 3.3 The agent
@@ -1543,7 +1593,7 @@ for first, second in ((2.0, 3.0), (3.0, 2.0)):
 y = ret + 2 * disc
 twin.td_target = lambda ret, s_next, disc: ret + 2 * disc  # 2.2's target, whatever yours gives
 twin.critic_loss = lambda q, y, w: (y - q, (w * (y - q).abs()).mean())  # a stand-in loss: mean |TD error|
-losses = lambda: [(w * (y - q).abs()).mean().item() for q in twin.critic.values(s, a)]
+losses = lambda: [(w * (y - head(s, a)).abs()).mean().item() for head in (twin.critic.q1, twin.critic.q2)]
 before = losses()
 twin.update_critic(s, a, ret, s_next, disc, w)
 print(f"each critic's loss on the batch: {np.round(before, 4)} before, {np.round(losses(), 4)} after")
