@@ -479,7 +479,7 @@ with torch.no_grad():
         for weight in online.parameters():
             weight.add_(0.1 * torch.randn_like(weight))  # the networks move away from their targets, as learning does
 before = [(flat(target), flat(online)) for target, online in pairs]
-tensors = [p for target, _ in pairs for p in target.parameters()]
+tensors = [p for slow, _ in pairs for p in slow.parameters()]  # the targets' own tensors
 ddpg.update_targets()
 for (target, online), (t0, o0) in zip(pairs, before):
     moved = torch.allclose(flat(online) - flat(target), (1 - cfg.tau) * (o0 - t0), atol=1e-7)
@@ -488,7 +488,7 @@ for (target, online), (t0, o0) in zip(pairs, before):
         f"update_targets: the {type(online).__name__}'s gap must shrink by 1 - tau"
     )
     assert torch.equal(flat(online), o0), f"update_targets moved the online {type(online).__name__}"
-assert all(p is q for p, q in zip(tensors, (p for target, _ in pairs for p in target.parameters()))), "not in place"
+assert all(p is q for p, q in zip(tensors, (p for slow, _ in pairs for p in slow.parameters()))), "not in place"
 
 # %% [markdown]
 # Check (not graded), of the given parts of the update: the targets start as copies of their networks and
@@ -500,9 +500,9 @@ torch.manual_seed(0)
 cfg = Config(hidden=(32, 32), grad_clip=1e6)  # a clip that never acts: the gradients as computed
 ddpg = DDPG(cfg, *[Net(state_size, action_size, cfg.hidden) for Net in (Actor, Actor, Critic, Critic)], state_size)
 flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
-for target, online in ((ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)):
-    assert torch.equal(flat(target), flat(online)), "a target network does not start as a copy of its network"
-    assert not any(p.requires_grad for p in target.parameters()), "a target network takes gradients"
+for slow, online in ((ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)):
+    assert torch.equal(flat(slow), flat(online)), "a target network does not start as a copy of its network"
+    assert not any(p.requires_grad for p in slow.parameters()), "a target network takes gradients"
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
 ret, disc, w = torch.rand(64), cfg.gamma ** torch.randint(1, 6, (64,)).float(), torch.rand(64)
 for step in (1, 2):
