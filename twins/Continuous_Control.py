@@ -500,7 +500,7 @@ torch.manual_seed(0)
 cfg = Config(hidden=(32, 32), grad_clip=1e6)  # a clip that never acts: the gradients as computed
 ddpg = DDPG(cfg, *[Net(state_size, action_size, cfg.hidden) for Net in (Actor, Actor, Critic, Critic)], state_size)
 flat = lambda net: nn.utils.parameters_to_vector(net.parameters()).clone()  # all weights in one vector
-for slow, online in ((ddpg.actor_target, ddpg.actor), (ddpg.critic_target, ddpg.critic)):
+for online, slow in ((ddpg.actor, ddpg.actor_target), (ddpg.critic, ddpg.critic_target)):
     assert torch.equal(flat(slow), flat(online)), "a target network does not start as a copy of its network"
     assert not any(p.requires_grad for p in slow.parameters()), "a target network takes gradients"
 s, a, s_next = torch.randn(64, state_size), torch.rand(64, action_size) * 2 - 1, torch.randn(64, state_size)
@@ -796,7 +796,9 @@ assert torch.equal(critic["a"], torch.as_tensor(raw[1])), "update_critic's a: th
 assert torch.equal(critic["w"], torch.as_tensor(weights)), "update_critic's w: the batch's weights"
 assert torch.equal(critic["ret"], torch.as_tensor(batch[2])), "update_critic's ret: the batch's returns"
 assert torch.equal(critic["disc"], torch.as_tensor(batch[4])), "update_critic's disc: the batch's discounts"
-assert np.array_equal(after["idx"], idx) and torch.equal(torch.as_tensor(after["td"]), td), "after_critic(idx, td)"
+assert np.array_equal(after["idx"], idx) and torch.equal(torch.as_tensor(after["td"]), td), (
+    "after_critic's arguments: the batch's indices and its TD errors"
+)
 assert torch.equal(args["actor"]["s"], critic["s"]), "update_actor's s: the critic's normalised states"
 assert isinstance(out, dict), f"learn must return a dict, not {type(out).__name__}"
 got = {key: float(out[key]) for key in ("critic_loss", "actor_loss", "q")}
