@@ -363,12 +363,10 @@ print("a' comes from the target actor (y = R + 2 gamma_i again):", torch.allclos
 assert torch.allclose(y, ret + 2 * disc, atol=1e-6), "td_target: a' must be the TARGET actor's action in s'"
 
 # %% [markdown]
-# **Your turn (2.2): the critic's loss.** `q` holds the estimates $Q_{\phi_k}(s_i, a_i)$, shape (K, B): one
-# row per critic, $K = 1$ here ($K = 2$ with clipped double-Q, 7.2); `y` and `w` have shape (B,). Return the
-# TD errors $\delta_{ki} = y_i - q_{ki}$, shaped as `q`, and the loss, a 0-d tensor: the mean of $w_i\,\delta_{ki}^2$
-# over every critic and transition, $\frac{1}{KB}\sum_{k,i} w_i \delta_{ki}^2$, which for one critic is
-# $\frac{1}{B}\sum_i w_i \delta_i^2$ (TD3 [14] sums over the critics instead: twice this for two). Nothing else
-# changes.
+# **Your turn (2.2): the critic's loss.** `q` holds the estimates $Q_{\phi_k}(s_i, a_i)$, shape (K, B), one
+# row per critic ($K = 1$ here, 2 with clipped double-Q, 7.2); `y` and `w` have shape (B,). Return the TD errors
+# $\delta_{ki} = y_i - q_{ki}$, shaped as `q`, and the loss as a 0-d tensor, averaged over critics and
+# transitions: $\frac{1}{KB}\sum_{k,i} w_i \delta_{ki}^2$, for one critic $\frac{1}{B}\sum_i w_i \delta_i^2$.
 #
 # The check after your cell: the TD errors and the weighted loss of one and of two critics; a step of
 # `update_critic` lowers the loss.
@@ -741,13 +739,12 @@ def after_critic(self, idx: np.ndarray, td: torch.Tensor) -> None:
     """Between the critic's step and the actor's: nothing here; sections 5 and 6 fill it in."""
 
 # %% [markdown]
-# **Your turn (3.3): one learning step**, `learn`, the update of 2.2: a batch from `replay_batch()`, which
-# returns `(idx, weights, arrays)`, the arrays $(s, a, R, s', \gamma)$ as numpy; each made a tensor on the
-# networks' device (`self.tensor`) and the states $s$ and $s'$ normalised (`self.norm`); the critic's step
-# `update_critic(s, a, R, s', γ, w)`; `after_critic(idx, td)`; the actor's step on the same normalised $s$; the
-# targets' soft update. Then add 1 to `self.updates`: the acting copy of the actor takes the new weights only
-# when this count has moved. Return a dict: `critic_loss`, `actor_loss` and `q` (the mean $Q$) as the steps
-# return them (0-d tensors), `idx` (the batch's indices, as sampled) and `td` (its TD errors, (B,)).
+# **Your turn (3.3): one learning step**, `learn`, the update of 2.2. `replay_batch()` returns `(idx, weights,
+# arrays)`, the arrays $(s, a, R, s', \gamma)$ in numpy: make each a tensor (`self.tensor`), normalise $s$ and
+# $s'$ (`self.norm`), then call `update_critic`, `after_critic(idx, td)`, `update_actor(s)` and
+# `update_targets()`. Add 1 to `self.updates`: the acting copy of the actor takes new weights only when it
+# moves. Return a dict: `critic_loss`, `actor_loss` and `q` (the mean $Q$) as the steps return them, and the
+# batch's `idx` and `td`, (B,).
 #
 # The check after your cell puts recorders in place of its parts: the calls `learn` makes, in order, their
 # arguments, what it returns and its count.
@@ -943,11 +940,10 @@ assert all(x.dtype == np.float32 for x in out), "emit: every array float32"
 
 # %% [markdown]
 # **Your turn (4): the flush at the episode's end.** Return the window's steps not yet emitted as
-# starts, each with its return truncated at the last real state (`last_states`, (arms, state_size)) and
-# $\gamma^m$ for its $m$ remaining steps; the window may or may not have filled. The result is `emit`'s five
-# float32 arrays with $P$ pending starts stacked, rows ordered by start then arm (first dimension $P \cdot$
-# arms), or **None** when nothing is pending (an empty window, or a full window of $n = 1$). `push` empties the
-# window after it; `flush` itself changes nothing.
+# starts, each with its return truncated at the last real state (`last_states`) and $\gamma^m$ for its
+# $m$ remaining steps; the window may or may not have filled. Return `emit`'s five float32 arrays with the $P$
+# pending starts stacked ($P \cdot$ arms rows, ordered by start then arm), or **None** when nothing is
+# pending. It changes nothing: `push` empties the window.
 #
 # The check after your cell, with $n = 3$ and $\gamma = 0.5$: the flush of a window cut short and of a full one,
 # then nothing pending.
@@ -1050,9 +1046,8 @@ class Agent(DDPGAgent):
 # Both take $\log_2 M$ steps.
 
 # %% [markdown]
-# **Your turn (5.1): one step of the walk down.** `tree` is the array of $2M$ sums, `node` an inner node
-# ($1 \le$ `node` $< M$) and $0 \le u <$ `tree[node]`. Return `(child, u)`, an int and a float: the child whose
-# subtree holds $u$, and $u$ within that child. It changes nothing. numba compiles it, and compiled code does not hear
+# **Your turn (5.1): one step of the walk down.** From an inner `node` of `tree` (the $2M$ sums), with
+# $0 \le u <$ `tree[node]`, return `(child, u)`: the child whose subtree holds $u$, and $u$ within that child. numba compiles it, and compiled code does not hear
 # Ctrl-C: if a cell runs on and on, stop it with *Kernel → Restart*.
 #
 # The check after your cell: `walk_step` on four leaves; the package's `SumTree`, walking with your step, draws priorities
@@ -1604,9 +1599,9 @@ assert all(b > a for b, a in zip(before, losses())), "update_critic: both critic
 # %% [markdown]
 # ### 7.3 Training the full agent
 #
-# Check: before the long run, the whole agent for one short episode (1001 steps, a small buffer, learning
-# from step 50) with $n = 1$ and with $n = 3$, each past its warm-up: a slip between the parts shows here, in
-# seconds, not after minutes of training.
+# Check: before the long run, the whole agent for one episode with a small buffer, learning every 4 steps once
+# 1,000 transitions are stored, with $n = 1$ and with $n = 3$: a slip between the parts shows here, in seconds,
+# not after minutes of training.
 
 # %%
 import tempfile
