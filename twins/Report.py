@@ -102,7 +102,7 @@ Markdown(
     f"for the full agent on the same processor kind ({', '.join(table[table.variant == 'learn_every_step'].processor.unique())}), "
     f"x{(pairs.variant / pairs.baseline).median():.2f} (median of the seeds' ratios), longer in "
     f"{(pairs.d > 0).sum()} of {len(pairs)} seeds. Holm's family: {len(primary)} variants, "
-    f"{', '.join(primary.index[primary.seeds < 6])} on {primary.seeds.min()} seeds."
+    f"{'; '.join(primary.index[primary.seeds < 6])} on {primary.seeds.min()} seeds."
 )
 
 # %% [markdown]
