@@ -487,9 +487,8 @@ BUGS = [
     ),
     ("batches drawn at beta 1 from the start", "Agent.replay_batch", replace("self.beta()", "1.0"), ANY),
 ]
-# The training loop's bugs (the state never advanced, the done step never given to the agent, a score of the
-# last step only) are caught by tests/test_training.py's made-up environment and by the lesson's one-episode
-# check (7.3), which runs the environment and so is not among the checks here.
+# The training loop (3.4) runs the environment, which no check here has: its bugs follow (LOOP_BUGS), each
+# planted in the lesson's `train`, which then trains on tests/test_training.py's made-up environment.
 
 
 def lesson() -> list[dict]:
@@ -517,3 +516,44 @@ def test_a_check_catches_the_bug(judge, what, function, mutation, check):
         assert not judge.grade(blank, cell["source"])["passed"], f"{what}: the judge gives {check}'s point"
         visible = judge.run(grader.program(grader.cells(EDITION), blank, {blank: cell["source"]}))["failed"]
         assert check in visible, f"{what}: the visible {check} passes"
+
+
+LOOP_BUGS = [
+    ("the state never advanced", replace("states = next_states", "pass")),
+    (
+        "the done step never given to the agent",
+        replace("agent.step(_s, _a, _r, _n, done)", "agent.step(_s, _a, _r, _n, False)"),
+    ),
+    ("a score of the last step only", replace("scores += rewards", "scores = rewards")),
+]
+
+
+def made_up_training(tmp_path, program: list[dict]) -> tuple[list, dict]:
+    """What the lesson's `train`, as `program` defines it, gives the agent over two episodes of tests/test_training.py's
+    made-up environment, and the scores it keeps."""
+    from test_training import Steps
+
+    ns, seen, env = {}, [], Steps()
+    for cell in program:
+        exec(compile(cell["source"], cell["name"], "exec"), ns)
+
+    class Spy(ns["Agent"]):
+        def begin_episode(self, episode):
+            seen.append(("episode", episode))
+            super().begin_episode(episode)
+
+        def step(self, states, actions, rewards, next_states, done):
+            seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
+            super().step(states, actions, rewards, next_states, done)
+
+    cfg = ns["Config"](buffer_size=100, batch_size=4, warmup=4)
+    return seen, ns["train"](cfg, env, str(tmp_path), 2, live=False, agent_class=Spy)
+
+
+@pytest.mark.parametrize("what, mutation", [(None, None), *LOOP_BUGS], ids=["no bug", *(b[0] for b in LOOP_BUGS)])
+def test_the_made_up_environment_catches_each_bug_of_the_training_loop(tmp_path, what, mutation):
+    program = [cell for cell in lesson() if cell["kind"] == "given"]
+    seen, history = made_up_training(tmp_path, plant(program, "train", mutation) if mutation else program)
+    episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
+    right = seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]
+    assert right if mutation is None else not right, what
