@@ -1047,8 +1047,9 @@ class Agent(DDPGAgent):
 
 # %% [markdown]
 # **Your turn (5.1): one step of the walk down.** From an inner `node` of `tree` (the $2M$ sums), with
-# $0 \le u <$ `tree[node]`, return `(child, u)`: the child whose subtree holds $u$, and $u$ within that child. numba compiles it, and compiled code does not hear
-# Ctrl-C: if a cell runs on and on, stop it with *Kernel → Restart*.
+# $0 \le u <$ `tree[node]`, return `(child, u)`: the child whose subtree holds $u$, and $u$ within that
+# child. numba compiles it, and compiled code does not hear Ctrl-C: if a cell runs on and on, stop it with
+# *Kernel → Restart*.
 #
 # The check after your cell: `walk_step` on four leaves; the package's `SumTree`, walking with your step, draws priorities
 # 1, 2, 3, 4 in proportion and keeps its sums.
