@@ -105,6 +105,15 @@ Markdown(
     f"{'; '.join(primary.index[primary.seeds < 6])} on {primary.seeds.min()} seeds."
 )
 
+# %%
+ten = [v for v in ablations if (agent.variant == v).sum() >= 10]
+moved = []
+for m, (what, _) in runs.MEASURES.items():
+    alone, all_of_them = report.verdicts(table, ten, m), report.verdicts(table, ablations, m)
+    for v in alone.index[alone.verdict != all_of_them.verdict[alone.index]]:
+        moved.append(f"{v}, {what}: {alone.verdict[v]} (Holm's p {alone.p_holm[v]:.3f})")
+Markdown(f"With the {len(ten)} ten-seed variants alone in the family, the verdicts that change: {'; '.join(moved)}.")
+
 # %% [markdown]
 # Every clear result, beside the mean of the full agent's runs it was paired with (same seeds, same kind of
 # processor) for scale:
