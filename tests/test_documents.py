@@ -86,3 +86,19 @@ def test_the_handouts_time_for_the_full_run(table):
     minutes = table[table.variant == "full"].minutes
     assert len(minutes) == 20
     assert {f"{minutes.min():.1f}", f"{minutes.max():.1f}", "20"} <= numbers(text("tools/handout/README.md"))
+
+
+def test_without_the_three_seed_variants_no_ramp_is_worse_on_the_first_episode_at_30(table):
+    """The report computes it in its cells; pinned here, since the closing note of issue 77 quotes it."""
+    from experiments import report
+
+    agent = table[table.group == "agent"]
+    variants = [v for v in sorted(set(agent.variant) - {"full"}) if (agent.variant == v).sum() >= 10]
+    assert len(variants) == 11
+    alone = stats.compare(table, variants, measure="first_30")
+    assert alone.verdict["no_ramp"] == "worse" and f"{alone.p_holm['no_ramp']:.3f}" == "0.043"
+    assert (
+        report.verdicts(table, sorted(set(agent.variant) - {"full"}), "first_30")
+        .verdict.eq("no clear difference")
+        .all()
+    )
