@@ -82,7 +82,7 @@ class Config:
     ou_kappa: float = 0.15
     """Ornstein-Uhlenbeck mean reversion per step: the noise is correlated over about 1/kappa steps."""
     clipped_double_q: bool = False
-    """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 2.3."""
+    """Two critics, and targets from the smaller of their estimates (TD3's clipped double-Q), section 7.2."""
 
     def __post_init__(self):
         check_config(self)  # each field's type and range, and the device: a bad value fails here, named
@@ -121,7 +121,7 @@ class Critic(nn.Module):
         return self.out(x).squeeze(-1)
 
     def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        """Every estimate of Q(s, a) the critic makes, one row each: one row here, two in section 2.3."""
+        """Every estimate of Q(s, a) the critic makes, one row each: one row here, two in section 7.2."""
         return self(state, action)[None]
 
 
@@ -144,7 +144,7 @@ class DDPG(Networks):
         """Step 1: one step on the weighted squared TD errors; returns the TD errors, the loss and the mean Q."""
         with torch.no_grad():
             y = self.td_target(ret, s_next, disc)
-        q = self.critic.values(s, a)  # (critics, batch): one row here (2.3 adds a second)
+        q = self.critic.values(s, a)  # (critics, batch): one row here (7.2 adds a second)
         td, loss = self.critic_loss(q, y, w)
         self.critic_opt.zero_grad()
         loss.backward()
@@ -161,16 +161,16 @@ class DDPG(Networks):
         return loss.detach()
 
     def td_target(self, ret: torch.Tensor, s_next: torch.Tensor, disc: torch.Tensor) -> torch.Tensor:
-        """The TD targets, one per transition (2.2)."""
+        """The TD targets y, shape (B,), from ret and disc, shape (B,), and s_next, shape (B, state_size) (2.2)."""
         return ret + disc * self.critic_target(s_next, self.actor_target(s_next))
 
     def critic_loss(self, q: torch.Tensor, y: torch.Tensor, w: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-        """The TD errors, shaped as q, and the weighted loss (2.2)."""
+        """The TD errors, shaped as q (K, B), and the loss: w * delta^2 averaged over critics and transitions (2.2)."""
         td = y - q
         return td, (w * td.pow(2)).mean()
 
     def actor_loss(self, s: torch.Tensor) -> torch.Tensor:
-        """Minus the critic's mean value of the actor's actions."""
+        """Minus the critic's mean value of the actor's actions in the states s, (B, state_size): a 0-d tensor."""
         return -self.critic(s, self.actor(s)).mean()
 
     @torch.no_grad()
@@ -179,29 +179,6 @@ class DDPG(Networks):
         for target, online in ((self.actor_target, self.actor), (self.critic_target, self.critic)):
             for t, o in zip(target.parameters(), online.parameters()):
                 t.lerp_(o, self.cfg.tau)  # t <- t + tau (o - t)
-
-
-# --- 2.3 Overestimation, and clipped double-Q ---
-class TwinCritic(nn.Module):
-    """Two critics trained on the same targets; the actor climbs Q_1 [14]."""
-
-    def __init__(self, state_size: int, action_size: int, hidden: tuple):
-        super().__init__()
-        self.q1, self.q2 = Critic(state_size, action_size, hidden), Critic(state_size, action_size, hidden)
-
-    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return self.q1(state, action)
-
-    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        return torch.stack([self.q1(state, action), self.q2(state, action)])
-
-
-class TwinCriticTarget(TwinCritic):
-    """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
-
-    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
-        """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
-        return torch.minimum(self.q1(state, action), self.q2(state, action))
 
 
 # --- 3.1 Noise correlated in time ---
@@ -213,7 +190,7 @@ class OrnsteinUhlenbeck:
         self.state = scale * torch.randn(shape, generator=generator)  # start in the stationary law
 
     def sample(self) -> torch.Tensor:
-        """The process's next state, kept in self.state and returned."""
+        """The process's next state, shaped as self.state, kept in self.state and returned; xi from self.generator."""
         xi = torch.randn(self.state.shape, generator=self.generator)
         self.state = (1 - self.kappa) * self.state + self.scale * (1 - (1 - self.kappa) ** 2) ** 0.5 * xi
         return self.state
@@ -274,7 +251,7 @@ class DDPGAgent(DDPG):
         return Actor(*self.sizes[1:], self.cfg.hidden)
 
     def make_critics(self) -> tuple:
-        critic, target = (TwinCritic, TwinCriticTarget) if self.cfg.clipped_double_q else (Critic, Critic)  # 2.3
+        critic, target = (TwinCritic, TwinCriticTarget) if self.cfg.clipped_double_q else (Critic, Critic)  # 7.2
         return critic(*self.sizes[1:], self.cfg.hidden), target(*self.sizes[1:], self.cfg.hidden)
 
     def make_behaviour(self) -> nn.Module:
@@ -318,7 +295,7 @@ class DDPGAgent(DDPG):
         """Between the critic's step and the actor's: nothing here; sections 5 and 6 fill it in."""
 
     def learn(self) -> dict:
-        """One update of the networks on a batch from the replay (2.2)."""
+        """One update of the networks on a batch from the replay (2.2); counts it in self.updates; returns a dict."""
         idx, weights, batch = self.replay_batch()
         s, a, ret, s_next, disc = (self.tensor(x) for x in batch)
         s, s_next = self.norm(s), self.norm(s_next)  # the replay keeps raw states
@@ -394,7 +371,7 @@ class NStepAccumulator:
         return self.states[0].copy(), self.actions[0].copy(), ret.astype(np.float32), next_states.copy(), disc
 
     def flush(self, last_states: np.ndarray) -> tuple | None:
-        """The pending starts, their rows ordered by start then arm, or None when none is pending."""
+        """The pending starts as emit's five arrays, rows ordered by start then arm; None when none is pending."""
         first = 1 if self.count == self.n else 0  # a full window already emitted its oldest step
         m = self.count
         if m - first <= 0:
@@ -554,3 +531,26 @@ class NoisyActor(Actor):
         """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
         for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes, -1)):
             layer.set_noise(part)
+
+
+# --- 7.2 A variant: clipped double-Q ---
+class TwinCritic(nn.Module):
+    """Two critics trained on the same targets; the actor climbs Q_1 [14]."""
+
+    def __init__(self, state_size: int, action_size: int, hidden: tuple):
+        super().__init__()
+        self.q1, self.q2 = Critic(state_size, action_size, hidden), Critic(state_size, action_size, hidden)
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return self.q1(state, action)
+
+    def values(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        return torch.stack([self.q1(state, action), self.q2(state, action)])
+
+
+class TwinCriticTarget(TwinCritic):
+    """The target copy of a TwinCritic: its value is the smaller of its two estimates."""
+
+    def forward(self, state: torch.Tensor, action: torch.Tensor) -> torch.Tensor:
+        """min(Q'_1(s, a), Q'_2(s, a)), one per transition."""
+        return torch.minimum(self.q1(state, action), self.q2(state, action))

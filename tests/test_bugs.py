@@ -277,7 +277,44 @@ BUGS = [
         swap_loop_variables,
         "check-ddpg-soft-update",
     ),
-    # 2.3 clipped double-Q
+    # 2.2 the given parts of the update
+    ("targets that do not start as copies", "DDPG.__init__", drop("target.load_state_dict(...)"), ANY),
+    ("the critic's gradients never zeroed", "DDPG.update_critic", drop("self.critic_opt.zero_grad()"), ANY),
+    ("the actor's gradients never zeroed", "DDPG.update_actor", drop("self.actor_opt.zero_grad()"), ANY),
+    (
+        "the actor's step writing gradients into the critic",
+        "DDPG.update_actor",
+        replace("loss.backward(inputs=_p)", "loss.backward()"),
+        ANY,
+    ),
+    # 3.2 uniform replay
+    (
+        "a replay that never wraps around",
+        "UniformReplay.add",
+        replace("(self.next + _k) % self.capacity", "self.next + _k"),
+        ANY,
+    ),
+    ("a replay whose size passes its capacity", "UniformReplay.add", replace("min(_n, self.capacity)", "_n"), ANY),
+    (
+        "uniform batches from rows not yet stored",
+        "UniformReplay.sample",
+        replace("self.size / batch", "self.capacity / batch"),
+        ANY,
+    ),
+    # 7.2 clipped double-Q
+    (
+        "the second critic never trained",
+        "TwinCritic.values",
+        replace("torch.stack([_q1, _q2])", "torch.stack([_q1, _q1.detach()])"),
+        ANY,
+    ),
+    (
+        "no pessimistic target when clipped double-Q is on",
+        "DDPGAgent.make_critics",
+        replace("(TwinCritic, TwinCriticTarget)", "(TwinCritic, TwinCritic)"),
+        ANY,
+    ),
+    # 7.2 clipped double-Q: the blank
     (
         "max instead of min over the two critics",
         "TwinCriticTarget.forward",
@@ -424,6 +461,7 @@ BUGS = [
         ANY,
     ),
     ("beta never reaching 1", "Agent.beta", replace("min(1.0, _b)", "min(0.9, _b)"), ANY),
+    ("beta stuck at its start", "Agent.beta", replace("self.steps", "0"), ANY),
     (
         "learning one step after the warm-up",
         "DDPGAgent.step",
@@ -449,8 +487,8 @@ BUGS = [
     ),
     ("batches drawn at beta 1 from the start", "Agent.replay_batch", replace("self.beta()", "1.0"), ANY),
 ]
-# The training loop's bugs (the state never advanced, the done step never given to the agent, a score of the
-# last step only) are caught by tests/test_training.py's made-up environment, not by a check of the lesson.
+# The training loop (3.4) runs the environment, which no check here has: its bugs follow (LOOP_BUGS), each
+# planted in the lesson's `train`, which then trains on tests/test_training.py's made-up environment.
 
 
 def lesson() -> list[dict]:
@@ -478,3 +516,44 @@ def test_a_check_catches_the_bug(judge, what, function, mutation, check):
         assert not judge.grade(blank, cell["source"])["passed"], f"{what}: the judge gives {check}'s point"
         visible = judge.run(grader.program(grader.cells(EDITION), blank, {blank: cell["source"]}))["failed"]
         assert check in visible, f"{what}: the visible {check} passes"
+
+
+LOOP_BUGS = [
+    ("the state never advanced", replace("states = next_states", "pass")),
+    (
+        "the done step never given to the agent",
+        replace("agent.step(_s, _a, _r, _n, done)", "agent.step(_s, _a, _r, _n, False)"),
+    ),
+    ("a score of the last step only", replace("scores += rewards", "scores = rewards")),
+]
+
+
+def made_up_training(tmp_path, program: list[dict]) -> tuple[list, dict]:
+    """What the lesson's `train`, as `program` defines it, gives the agent over two episodes of tests/test_training.py's
+    made-up environment, and the scores it keeps."""
+    from test_training import Steps
+
+    ns, seen, env = {}, [], Steps()
+    for cell in program:
+        exec(compile(cell["source"], cell["name"], "exec"), ns)
+
+    class Spy(ns["Agent"]):
+        def begin_episode(self, episode):
+            seen.append(("episode", episode))
+            super().begin_episode(episode)
+
+        def step(self, states, actions, rewards, next_states, done):
+            seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
+            super().step(states, actions, rewards, next_states, done)
+
+    cfg = ns["Config"](buffer_size=100, batch_size=4, warmup=4)
+    return seen, ns["train"](cfg, env, str(tmp_path), 2, live=False, agent_class=Spy)
+
+
+@pytest.mark.parametrize("what, mutation", [(None, None), *LOOP_BUGS], ids=["no bug", *(b[0] for b in LOOP_BUGS)])
+def test_the_made_up_environment_catches_each_bug_of_the_training_loop(tmp_path, what, mutation):
+    program = [cell for cell in lesson() if cell["kind"] == "given"]
+    seen, history = made_up_training(tmp_path, plant(program, "train", mutation) if mutation else program)
+    episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
+    right = seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]
+    assert right if mutation is None else not right, what

@@ -191,6 +191,14 @@ def test_the_handout_holds_neither_the_reports_analyses_nor_its_saved_runs(hando
             assert not importing.search(text), f"{path.relative_to(handout)} imports experiments"
 
 
+def test_the_handouts_requirements_are_pins_of_what_it_runs(handout):
+    """One `name==version` a line, every name one the lab needs: nothing names the report's packages or files."""
+    lines = Path(handout, "requirements.txt").read_text(encoding="utf-8").splitlines()
+    pins = [line for line in lines if not line.startswith("#")]
+    assert pins and all(re.fullmatch(r"[\w.-]+==[\w.+-]+", line) for line in pins), pins
+    assert {line.split("==")[0] for line in pins} <= student.LAB_PACKAGES
+
+
 def test_every_link_in_the_handout_leads_to_a_file_in_it(handout):
     links = []
     for path in [*Path(handout).glob("*.md"), Path(handout, "Continuous_Control.ipynb")]:

@@ -178,8 +178,8 @@ def write_support(folder: str, notebook) -> None:
     nbformat.write(edition(nbformat.read(LESSON, as_version=4)), os.path.join(folder, "grader", "edition.json"))
     for name in ("README.md", "pyproject.toml"):
         shutil.copy2(os.path.join(HANDOUT, name), os.path.join(folder, name))
-    pins = [
-        line
+    pins = [  # the pins alone: the project's comments name files the hand-out has not
+        line.split("#")[0].strip()
         for line in Path(ROOT, "requirements.txt").read_text(encoding="utf-8").splitlines()
         if line.split("==")[0].strip() in LAB_PACKAGES
     ]
