@@ -381,9 +381,8 @@ def main(argv=None) -> int:
                 verdict = judge.grade(blank, sources.get(blank))
                 ok, why = verdict["passed"], verdict["why"]
             else:
-                failed = judge.run(
-                    grader.program(judge.edition, blank, {blank: sources[blank]} if blank in sources else {})
-                )["failed"]
+                program = grader.program(judge.edition, blank, {blank: sources[blank]} if blank in sources else {})
+                failed = judge.run(program, cpu=3 * judge.cpu)["failed"]  # every check before it runs too
                 ok, why = not failed, "; ".join(str(v) for v in failed.values())
             passed += ok
             print(f"{blank:20s} " + ("passed" if ok else f"FAILED  {(why or '?').splitlines()[0]}"))
