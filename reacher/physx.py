@@ -171,6 +171,58 @@ def free_velocities(model, coords, velocities, torque, origins, inertia, dt, gra
 
 
 @njit(cache=True)
+def _jacobian(axes, points, rot, inertia, jt, mjt, lever, tmp):
+    """4. the joint solve's J^T and (M J)^T: coordinate k turns the bodies beyond its joint at axis_k,
+    axis_k x (com - pivot); M has mass 1 on the linear rows and R I R^T on the angular."""
+    for k in range(4):
+        pivot = 0 if k < 2 else 1
+        if k < 2:
+            for m in range(3):
+                lever[m] = points[2, m] - points[pivot, m]
+            _cross(axes[k], lever, jt[k, 0:3])
+            jt[k, 3:6] = axes[k]
+        for m in range(3):
+            lever[m] = points[3, m] - points[pivot, m]
+        _cross(axes[k], lever, jt[k, 6:9])
+        jt[k, 9:12] = axes[k]
+        for b in range(2):
+            r = rot[b]
+            mjt[k, 6 * b : 6 * b + 3] = jt[k, 6 * b : 6 * b + 3]
+            for m in range(3):
+                tmp[m] = (
+                    r[0, m] * jt[k, 6 * b + 3] + r[1, m] * jt[k, 6 * b + 4] + r[2, m] * jt[k, 6 * b + 5]
+                ) * inertia[b, m]
+            for m in range(3):
+                mjt[k, 6 * b + 3 + m] = r[m, 0] * tmp[0] + r[m, 1] * tmp[1] + r[m, 2] * tmp[2]
+
+
+@njit(cache=True)
+def _project(jt, mjt, flat, mq, h, s, low):
+    """The body velocities `flat` projected onto the joints' rates s (J^T M J s = J^T M u), then u = J s."""
+    for k in range(4):
+        h[k] = 0.0
+        for m in range(12):
+            h[k] += mjt[k, m] * flat[m]
+        for m in range(4):
+            mq[k, m] = 0.0
+            for e in range(12):
+                mq[k, m] += mjt[k, e] * jt[m, e]
+    _solve_spd(mq, h, s, low)
+    for m in range(12):
+        flat[m] = jt[0, m] * s[0] + jt[1, m] * s[1] + jt[2, m] * s[2] + jt[3, m] * s[3]
+
+
+@njit(cache=True)
+def _wrap(c):
+    """The same swing rotation with |phi| <= pi."""
+    for j in range(2):
+        t = math.sqrt(c[2 * j] ** 2 + c[2 * j + 1] ** 2)
+        if t > math.pi:
+            c[2 * j] *= 1 - 2 * math.pi / t
+            c[2 * j + 1] *= 1 - 2 * math.pi / t
+
+
+@njit(cache=True)
 def step(
     model, coords, velocities, torque, origins, inertia, frames, dt, gravity, drag, max_speed, hands, quats, axes_out
 ):
@@ -185,47 +237,13 @@ def step(
         _arm_pose(model, c, origins[i], rot, axes, points, quats[i], rel, local)
         for f in range(frames):
             _free_velocity(u, rot, torque[i], inertia, dt, gravity, drag, max_speed, tmp)
-            # 4. the joint solve: coordinate k turns the bodies beyond its joint at axis_k, axis_k x (com - pivot).
-            for k in range(4):
-                pivot = 0 if k < 2 else 1
-                if k < 2:
-                    for m in range(3):
-                        lever[m] = points[2, m] - points[pivot, m]
-                    _cross(axes[k], lever, jt[k, 0:3])
-                    jt[k, 3:6] = axes[k]
-                for m in range(3):
-                    lever[m] = points[3, m] - points[pivot, m]
-                _cross(axes[k], lever, jt[k, 6:9])
-                jt[k, 9:12] = axes[k]
-                for b in range(2):  # M J: mass 1 on the linear rows, R I R^T on the angular
-                    r = rot[b]
-                    mjt[k, 6 * b : 6 * b + 3] = jt[k, 6 * b : 6 * b + 3]
-                    for m in range(3):
-                        tmp[m] = (
-                            r[0, m] * jt[k, 6 * b + 3] + r[1, m] * jt[k, 6 * b + 4] + r[2, m] * jt[k, 6 * b + 5]
-                        ) * inertia[b, m]
-                    for m in range(3):
-                        mjt[k, 6 * b + 3 + m] = r[m, 0] * tmp[0] + r[m, 1] * tmp[1] + r[m, 2] * tmp[2]
-            for k in range(4):
-                h[k] = 0.0
-                for m in range(12):
-                    h[k] += mjt[k, m] * flat[m]
-                for m in range(4):
-                    mq[k, m] = 0.0
-                    for e in range(12):
-                        mq[k, m] += mjt[k, e] * jt[m, e]
-            _solve_spd(mq, h, s, low)
-            for m in range(12):
-                flat[m] = jt[0, m] * s[0] + jt[1, m] * s[1] + jt[2, m] * s[2] + jt[3, m] * s[3]
+            _jacobian(axes, points, rot, inertia, jt, mjt, lever, tmp)
+            _project(jt, mjt, flat, mq, h, s, low)
             # 5. positions from the projected rates
             for k in range(4):
                 c[k] += s[k] * dt
-            if model == SWING:  # the same rotation with |phi| <= pi
-                for j in range(2):
-                    t = math.sqrt(c[2 * j] ** 2 + c[2 * j + 1] ** 2)
-                    if t > math.pi:
-                        c[2 * j] *= 1 - 2 * math.pi / t
-                        c[2 * j + 1] *= 1 - 2 * math.pi / t
+            if model == SWING:
+                _wrap(c)
             _arm_pose(model, c, origins[i], rot, axes, points, quats[i], rel, local)
             hands[f, i] = points[5]
         axes_out[i] = axes
