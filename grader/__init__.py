@@ -18,8 +18,10 @@ import re
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-# What the environment cells tell the cells after them.
-SIZES = "state_size, action_size, num_agents = 33, 4, 20\n"
+# The Reacher's sizes, as the environment cells tell the cells after them (the grader's one copy: no sandbox
+# runs the environment).
+STATE, ACTION, AGENTS = 33, 4, 20
+SIZES = f"state_size, action_size, num_agents = {STATE}, {ACTION}, {AGENTS}\n"
 
 
 def edition_path() -> Path:

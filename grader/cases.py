@@ -21,7 +21,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
-S, A = 33, 4  # the Reacher's state and action sizes, as the environment cells tell the cells after them
+from grader import ACTION, STATE
 
 
 def _tensor(ns, x):
@@ -43,9 +43,9 @@ def _ddpg(ns, seed: int, hidden: tuple, tau: float = 0.005):
     torch = ns["torch"]
     torch.manual_seed(seed)
     cfg = ns["Config"](hidden=tuple(hidden), tau=tau)
-    nets = [ns["Actor"](S, A, cfg.hidden), ns["Actor"](S, A, cfg.hidden)]
-    nets += [ns["Critic"](S, A, cfg.hidden), ns["Critic"](S, A, cfg.hidden)]
-    ddpg = ns["DDPG"](cfg, *nets, S)
+    nets = [ns["Actor"](STATE, ACTION, cfg.hidden), ns["Actor"](STATE, ACTION, cfg.hidden)]
+    nets += [ns["Critic"](STATE, ACTION, cfg.hidden), ns["Critic"](STATE, ACTION, cfg.hidden)]
+    ddpg = ns["DDPG"](cfg, *nets, STATE)
     with torch.no_grad():  # targets unlike their online networks, as after some learning
         for net in (ddpg.actor_target, ddpg.critic_target):
             for p in net.parameters():
@@ -60,7 +60,7 @@ def _decoys(ns) -> dict:
     torch = ns["torch"]
 
     def td_target(self, ret, s_next, disc):
-        return ret - 0.5 * disc * self.critic_target(s_next, torch.tanh(s_next[..., :A])).cos()
+        return ret - 0.5 * disc * self.critic_target(s_next, torch.tanh(s_next[..., :ACTION])).cos()
 
     def critic_loss(self, q, y, w):
         return torch.tanh(y - q), (w * torch.log(torch.cosh(y - q))).mean()
@@ -146,8 +146,8 @@ def _draw_nets(rng, variant) -> dict:
         "seed": _seed(rng),
         "hidden": [int(rng.integers(8, 33)), int(rng.integers(8, 33))],
         "tau": float(rng.uniform(0.01, 0.5)),
-        "s": _f32(rng, batch, S),
-        "a": np.tanh(_f32(rng, batch, A)),
+        "s": _f32(rng, batch, STATE),
+        "a": np.tanh(_f32(rng, batch, ACTION)),
         "ret": _f32(rng, batch),
         "disc": (0.99 ** rng.integers(1, 6, batch)).astype(np.float32),
         **variant,
@@ -192,7 +192,7 @@ def _run_soft_update(ns, x) -> dict:
 def _run_twin(ns, x) -> dict:
     torch = ns["torch"]
     torch.manual_seed(x["seed"])
-    twin = ns["TwinCriticTarget"](S, A, tuple(x["hidden"]))
+    twin = ns["TwinCriticTarget"](STATE, ACTION, tuple(x["hidden"]))
     s, a = _tensor(ns, x["s"]), _tensor(ns, x["a"])
     with torch.no_grad():  # two heads drawn independently, each centred on the batch: each is the smaller
         for head in (twin.q1, twin.q2):  # for about half the transitions
@@ -354,12 +354,12 @@ def _draw_learn(rng, variant) -> dict:
         "steps": int(rng.integers(0, 50_000)),
         "idx": rng.integers(0, 1000, batch),
         "weights": rng.uniform(0.1, 1, batch).astype(np.float32),
-        "s": _f32(rng, batch, S) * 3 + 1,
-        "a": np.tanh(_f32(rng, batch, A)),
+        "s": _f32(rng, batch, STATE) * 3 + 1,
+        "a": np.tanh(_f32(rng, batch, ACTION)),
         "ret": _f32(rng, batch),
-        "s_next": _f32(rng, batch, S) * 3 + 1,
+        "s_next": _f32(rng, batch, STATE) * 3 + 1,
         "disc": (0.99 ** rng.integers(1, 6, batch)).astype(np.float32),
-        "seen": _f32(rng, 200, S) * 3 + 1,
+        "seen": _f32(rng, 200, STATE) * 3 + 1,
         **variant,
     }
 
@@ -370,7 +370,7 @@ def _run_learn(ns, x) -> dict:
         seed=x["seed"], buffer_size=1000, batch_size=x["batch"], warmup=x["batch"], hidden=(16, 16),
         clipped_double_q=x["double_q"],
     )  # fmt: skip
-    agent = ns["Agent"](cfg, S, A, 2)
+    agent = ns["Agent"](cfg, STATE, ACTION, 2)
     agent.norm.update(_tensor(ns, x["seen"]))
     agent.steps = x["steps"]
     batch = tuple(x[k] for k in ("s", "a", "ret", "s_next", "disc"))
