@@ -139,13 +139,13 @@ class CopyingBehaviour(Behaviour):
 
 
 class LargestEverReplay(PrioritizedReplay):
-    """A new transition enters at the largest priority ever seen [3]."""
+    """A new transition enters at the largest priority ever seen [3]: the lesson's update, then its ring of
+    recent largest priorities holds the largest of all, so that it never forgets."""
 
     def update_priorities(self, idx, td_errors) -> None:
-        priorities = np.abs(td_errors) + self.offset
-        self.recent[0] = max(self.recent[0], float(priorities.max()))
-        self.updates += 1
-        self._set_priority(idx, priorities)
+        ever = self.recent.max()
+        super().update_priorities(idx, td_errors)
+        self.recent[:] = max(ever, self.recent.max())
 
 
 class MeanPriorityReplay(PrioritizedReplay):

@@ -27,3 +27,18 @@ def test_a_finished_result_is_never_replaced_by_a_shorter_run(tmp_path):
     assert json.loads((folder / "summary.json").read_text()) == summary and sorted(
         p.name for p in folder.iterdir()
     ) == ["summary.json"]
+
+
+def test_the_largest_ever_replay_enters_new_transitions_at_the_largest_priority_of_all():
+    import numpy as np
+
+    from experiments.ablations import LargestEverReplay
+
+    replay, rng = LargestEverReplay(16, 1, 1, 0.6, 0.1, np.random.default_rng(0)), np.random.default_rng(1)
+    largest = 1.0  # where the lesson's ring starts
+    for scale in (5.0, 0.1, 3.0, 0.01):  # priorities that rise and fall: a ring of recent ones would forget
+        idx, td = rng.choice(16, 4, replace=False), rng.standard_normal(4) * scale
+        replay.update_priorities(idx, td)
+        largest = max(largest, float(np.max(np.abs(td) + 0.1)))
+        assert replay.entry_priority == largest
+        assert np.allclose(replay.priorities[idx], (np.abs(td) + 0.1) ** 0.6)
