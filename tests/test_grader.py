@@ -199,11 +199,12 @@ def test_two_submissions_graded_at_once_cannot_touch_each_other(listener, tmp_pa
 
     honest = [(blank, SOLVED[blank]) for blank in BLANKS] * 2
     cheat = [("importance-weights", source) for source in cheats.values()]
+    cheat += [(blank, source) for sources in CHEATS.values() for blank, source in sources.items()]
     threads = [threading.Thread(target=grade, args=args) for args in (("honest", honest), ("cheat", cheat))]
     for thread in threads:
         thread.start()
     for thread in threads:
-        thread.join(600)
+        thread.join(1200)
     assert results["honest"] == [True] * len(honest) and results["cheat"] == [False] * len(cheat)
 
 
