@@ -360,10 +360,15 @@ def acting(policy):
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
-    """The run's policy on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
+    """The run's policy (`load_policy`) on unseen goals (`evaluate_policy`)."""
+    return evaluate_policy(load_policy(run_dir), seed, episodes)
+
+
+def evaluate_policy(policy, seed: int, episodes: int = 5) -> dict:
+    """`policy(states) -> actions` (tensors) on unseen goals (environment seed EVAL_SEED + seed): each episode's
+    mean, each arm's mean."""
     from reacher import ReacherEnvironment, play
 
-    policy = load_policy(run_dir)
     scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
