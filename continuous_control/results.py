@@ -537,7 +537,8 @@ def parse_run(files: dict, path: str) -> dict:
             refuse("summary.json", f"{name} is {got!r}, not what scores.csv's wall_seconds say")
     check_evaluation(summary, agents, refuse)
     for name in ("environment", "machine", "processor", "commit", "variant", "commit_note", "machine_note"):
-        if name in summary and not (isinstance(summary[name], str) and len(summary[name]) <= TEXT):
+        optional = name not in SUMMARY and summary.get(name) is None  # a run of no variant, no note
+        if name in summary and not optional and not (isinstance(summary[name], str) and len(summary[name]) <= TEXT):
             refuse("summary.json", f"{name} is not a text of at most {TEXT} characters")
     if "commit" in summary and not re.fullmatch(r"[0-9a-f]{7,40}(\+changes)?|unknown", summary["commit"]):
         refuse("summary.json", f"commit {summary['commit'][:50]!r} is not a git commit (7 to 40 hex digits)")
