@@ -224,7 +224,7 @@ def read_checkpoint(path: str) -> tuple[dict, dict]:
     try:
         data = read_bytes(path, CHECKPOINT_LIMIT)  # a regular file, never through a symlink, bounded
     except FileRefused as error:
-        raise _damaged(path, str(error).removeprefix(path).strip(" :")) from None
+        raise _damaged(path, "it " + str(error).removeprefix(path).strip(" :")) from None  # "it is a FIFO", say
     if len(data) < 8 or not 2 <= (size := struct.unpack("<Q", data[:8])[0]) <= min(HEADER_LIMIT, len(data) - 8):
         raise _damaged(path, "it is not a safetensors file (its header's length is impossible)")
     try:
@@ -342,6 +342,8 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
     wait_for_checkpoint()
     path = os.path.join(folder, FILE)
     if not os.path.exists(path):
+        if os.path.exists(os.path.join(folder, "checkpoint.npz")):  # an earlier version's, which held a pickle
+            raise _damaged(os.path.join(folder, "checkpoint.npz"), "it is of an earlier version of this project")
         print(f"No checkpoint in {folder}: starting afresh.")
         return None
     state, saved = read_checkpoint(path)
