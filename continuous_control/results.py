@@ -73,6 +73,9 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
     files = {**files, MANIFEST: manifest(files)}
     parent, name = os.path.split(folder)
     os.makedirs(parent or ".", exist_ok=True)
+    for left in os.listdir(parent or "."):  # a write's stage or set-aside folder that a kill left behind
+        if left.startswith((f".{name}.partial.", f".{name}.old.")):
+            clear(os.path.join(parent or ".", left))  # removed, a planted link never followed
     stage = tempfile.mkdtemp(dir=parent or ".", prefix=f".{name}.partial.")  # a new folder: nothing planted inside
     try:
         for file, data in files.items():

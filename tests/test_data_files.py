@@ -411,6 +411,20 @@ def test_a_write_that_fails_midway_leaves_the_folder_as_it_was(saved, monkeypatc
     assert snapshot(saved) == before and sorted(os.listdir(saved)) == sorted(before)
 
 
+def test_a_whole_write_clears_what_a_killed_one_left_never_through_a_link(saved, tmp_path):
+    """The sweep replaces a results folder whole: a stage or set-aside folder left by a kill is removed by the
+    next write (else the table of runs refuses the stray folder), and a link planted there is removed, not followed."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "precious.txt").write_text("untouched")
+    (tmp_path / ".out.partial.left").mkdir()
+    os.symlink(victim, tmp_path / ".out.old.planted")
+    sent = result_files(saved)
+    results.write_files(str(tmp_path / "out"), sent, whole=True)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out", "seed0", "victim"]
+    assert os.listdir(victim) == ["precious.txt"] and load_run(str(tmp_path / "out"))["summary"]["seed"] == 0
+
+
 # --- 6. property tests: a named refusal or the same values, in bounded time ---
 
 FUZZ = settings(
