@@ -21,7 +21,7 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.files import MIB, FileRefused, read_archive, read_json
+from continuous_control.files import MANIFEST, MIB, FileRefused, read_archive, read_listed_json
 from continuous_control.provenance import ROOT, host
 from continuous_control.results import write_json
 from reacher import ReacherEnvironment, play, scripted_actions
@@ -122,7 +122,7 @@ def write_report(
     out_md=os.path.join(ROOT, "doc", "calibration.md"),
     out_png=os.path.join(ROOT, "doc", "calibration.png"),
 ):
-    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
+    runs = [read_listed_json(p) for p in sorted(glob.glob(os.path.join(folder, "*.json"))) if not p.endswith(MANIFEST)]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
     # The chosen model first, then the other joint models, then older replicas.
@@ -235,7 +235,7 @@ def main(argv=None):
             "results": result,
         }
         name = label.split(" (")[0].replace(" ", "_")
-        write_json(os.path.join(RESULTS, f"{name}.json"), record)  # a new file renamed into place, never via a link
+        write_json(os.path.join(RESULTS, f"{name}.json"), record, listed=True)  # renamed into place, and listed
         print(label, {k: (v["mean"], v["worst_arm"]) for k, v in result.items()}, f"{record['seconds']} s", flush=True)
     write_report()
 

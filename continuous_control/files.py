@@ -218,6 +218,34 @@ def read_folder(folder: str, limits: dict | None = None, default: int = 64 * MIB
     return files
 
 
+def read_listed_json(path: str, limit: int = MIB):
+    """A JSON file of a folder under a manifest (results/'s own files), read once and checked against it
+    (`read_folder`), then parsed (`parse_json`): FileRefused naming the file otherwise."""
+    folder, name = os.path.split(path)
+    return parse_json(read_folder(folder or ".", {name: limit}, names=(name,))[name], path)
+
+
+def enlist(path: str, data: bytes) -> None:
+    """`path`, just written whole with `data`, entered in its folder's manifest (made if there is none): its entry
+    replaced, the others kept, the manifest written beside and renamed into place, one writer at a time."""
+    folder, name = os.path.split(path)
+    fd = os.open(folder or ".", os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))
+    try:
+        if os.name != "nt":  # writers in parallel (the seeds of one experiment) take turns
+            import fcntl
+
+            fcntl.flock(fd, fcntl.LOCK_EX)
+        present = os.path.lexists(os.path.join(folder, MANIFEST))
+        entries = {n: {"bytes": b, "sha256": h} for n, (b, h) in (listed(folder) if present else {}).items()}
+        entries[name] = {"bytes": len(data), "sha256": hashlib.sha256(data).hexdigest()}
+        f, temporary = new_beside(os.path.join(folder, MANIFEST))
+        with f:
+            f.write(json.dumps(entries, indent=1, sort_keys=True).encode())
+        os.replace(temporary, os.path.join(folder, MANIFEST))
+    finally:
+        os.close(fd)
+
+
 def check_manifest(folder: str, limit: int = GIB) -> None:
     """Where `folder` has a manifest, every file it lists is there with its size and hash (`read_folder`)."""
     if os.path.lexists(os.path.join(folder, MANIFEST)):

@@ -25,6 +25,7 @@ from .files import (
     FileRefused,
     clear,
     create_new,
+    enlist,
     manifest,
     new_beside,
     parse_json,
@@ -376,11 +377,15 @@ def evaluate_policy(policy, seed: int, episodes: int = 5) -> dict:
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
-def write_json(path: str, data: dict) -> str:
-    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); the path."""
+def write_json(path: str, data: dict, listed: bool = False) -> str:
+    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); with `listed`, entered in its folder's
+    manifest too (`files.enlist`: results/'s own files, which the report reads through it); the path."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    text = json.dumps(data, indent=2)
     with atomic_file(path) as f:
-        json.dump(data, f, indent=2)
+        f.write(text)
+    if listed:
+        enlist(path, text.encode())
     return path
 
 

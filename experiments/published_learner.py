@@ -11,7 +11,6 @@ carries no licence, so this is our own re-expression of it (DDPG, OU noise, one 
 
 import argparse
 import glob
-import json
 import os
 import time
 from pathlib import Path
@@ -20,9 +19,9 @@ import numpy as np
 import torch
 from torch import nn
 
-from continuous_control.files import read_json
+from continuous_control.files import read_listed_json
 from continuous_control.provenance import ROOT
-from continuous_control.results import first_episode_at
+from continuous_control.results import first_episode_at, write_json
 from reacher import BRAIN_NAME, ReacherEnvironment
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
@@ -193,9 +192,8 @@ def train(seed: int, episodes: int, out: str) -> list:
                 break
         scores.append(float(score.mean()))
         print(f"seed {seed} episode {episode}: {scores[-1]:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
-        Path(out).write_text(
-            json.dumps({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE})
-        )
+        record = {"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE}
+        write_json(out, record, listed=True)
     return scores
 
 
@@ -205,7 +203,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
+    runs = [read_listed_json(p) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for run in runs:
         ax.plot(

@@ -136,12 +136,12 @@ def main() -> None:
     torch.set_num_threads(1)
     try:
         if args.seeds:
-            return write_json(SEEDS_FILE, across_seeds(args.seeds))
+            return write_json(SEEDS_FILE, across_seeds(args.seeds), listed=True)
         result = analyse(args.run, args.episodes)
     except (FileRefused, FileNotFoundError) as error:  # a folder refused or missing: one line naming it
         sys.exit(f"experiments.weak_arm: {error}")
     out = os.path.join(ROOT, "results", "weak_arm.json")
-    write_json(out, result)
+    write_json(out, result, listed=True)
     print(f"{result['seconds']} s -> {out}")
 
 

@@ -215,6 +215,22 @@ def test_a_results_file_that_disagrees_with_the_manifest_is_refused_naming_it(sa
         load_run(str(saved))
 
 
+@pytest.mark.parametrize("name", ["weak_arm.json", "calibration/hinges_xz.json", "overestimation/checkpoints.json"])
+def test_results_own_files_are_read_through_their_folder_s_manifest(tmp_path, name):
+    """The report's other tables (weak arm, calibration, overestimation): an edited file is refused naming it;
+    a writer (write_json, listed) keeps the manifest current, so its new file is read back."""
+    source = Path(ROOT, "results", name)
+    path = tmp_path / source.name
+    shutil.copy(source, path)
+    shutil.copy(source.parent / MANIFEST, tmp_path / MANIFEST)  # it lists the folder's other files too
+    original = files.read_listed_json(str(path))
+    path.write_text(path.read_text().replace("3", "4", 1))
+    with pytest.raises(FileRefused, match=rf"{source.name} is not the file that .*manifest\.json lists"):
+        files.read_listed_json(str(path))
+    results.write_json(str(path), {**original, "seconds": 1.0}, listed=True)
+    assert files.read_listed_json(str(path)) == {**original, "seconds": 1.0}
+
+
 def measured(call):
     """(the exception `call` raises, seconds, peak MiB of Python's allocations while it ran)."""
     tracemalloc.start()
