@@ -19,7 +19,7 @@ import numpy as np
 import torch
 from torch import nn
 
-from continuous_control.files import read_listed_json
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
 from continuous_control.results import first_episode_at, write_json
 from reacher import BRAIN_NAME, ReacherEnvironment
@@ -193,7 +193,7 @@ def train(seed: int, episodes: int, out: str) -> list:
         scores.append(float(score.mean()))
         print(f"seed {seed} episode {episode}: {scores[-1]:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
         record = {"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE}
-        write_json(out, record, listed=True)
+        write_json(out, record)  # no manifest here: Report.ipynb reads the folder by a glob of *.json
     return scores
 
 
@@ -203,7 +203,7 @@ def report(folder=RESULTS, path=os.path.join(ROOT, "doc", "published_learner.png
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    runs = [read_listed_json(p) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
+    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "seed*.json")))]
     fig, ax = plt.subplots(figsize=(7, 3.8))
     for run in runs:
         ax.plot(
