@@ -172,11 +172,7 @@ def policy_files(agent) -> dict:
     policy.json (its architecture, checked field by field on load) and policy.safetensors (its numbers)."""
     network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
     norm, actor = (network[0], network[1]) if isinstance(network, nn.Sequential) else (network.norm, network.actor)
-    mirror = None
-    if not isinstance(network, nn.Sequential):  # the mirroring ablation's MirroredPolicy
-        from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS
-
-        mirror = {"index": GOAL_SPEED, "states": MIRROR_OBS.tolist(), "actions": MIRROR_ACT.tolist()}
+    mirror = getattr(network, "mirror", None)  # the mirroring ablation's MirroredPolicy says how it mirrors
     tensors = {f"normalizer.{k}": v.float() for k, v in norm.state_dict().items()}
     for i, layer in enumerate(actor.layers):  # a NoisyLinear's mean weights, or a Linear's: the noise-free actor
         tensors[f"actor.layers.{i}.weight"] = getattr(layer, "weight_mean", getattr(layer, "weight", None)).float()
