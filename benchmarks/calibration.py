@@ -14,7 +14,6 @@ scores are not independent evidence of fidelity.
 import argparse
 import glob
 import io
-import json
 import os
 import platform
 import time
@@ -22,8 +21,9 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.files import MIB, FileRefused, read_archive, read_json
+from continuous_control.files import MANIFEST, MIB, FileRefused, read_archive, read_listed_json
 from continuous_control.provenance import ROOT, host
+from continuous_control.results import write_json
 from reacher import ReacherEnvironment, play, scripted_actions
 
 CALIBRATION_DIR = os.environ.get("CALIBRATION_DIR", os.path.join(ROOT, "..", "shared", "calibration"))
@@ -122,7 +122,7 @@ def write_report(
     out_md=os.path.join(ROOT, "doc", "calibration.md"),
     out_png=os.path.join(ROOT, "doc", "calibration.png"),
 ):
-    runs = [read_json(p) for p in sorted(glob.glob(os.path.join(folder, "*.json")))]
+    runs = [read_listed_json(p) for p in sorted(glob.glob(os.path.join(folder, "*.json"))) if not p.endswith(MANIFEST)]
     if not runs:
         raise FileNotFoundError(f"no calibration results in {folder}; run benchmarks/calibration.py first")
     # The chosen model first, then the other joint models, then older replicas.
@@ -194,6 +194,13 @@ def _figure(runs, actors, path):
     plt.close(fig)
 
 
+def positive(text: str) -> int:
+    """A whole number >= 1 (argparse names the option when this refuses)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
+
+
 def main(argv=None):
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
@@ -202,7 +209,7 @@ def main(argv=None):
         default=["hinges_xz", "hinges_zx", "swing"],
         help="'none' for a replica without joint models (an older commit)",
     )
-    parser.add_argument("--episodes", type=int, default=2)
+    parser.add_argument("--episodes", type=positive, default=2)
     parser.add_argument("--label", help="name of the replica in the table (default: the joint model)")
     parser.add_argument("--report", action="store_true", help="only write doc/calibration.md from the results")
     args = parser.parse_args(argv)
@@ -228,7 +235,7 @@ def main(argv=None):
             "results": result,
         }
         name = label.split(" (")[0].replace(" ", "_")
-        Path(os.path.join(RESULTS, f"{name}.json")).write_text(json.dumps(record, indent=1))
+        write_json(os.path.join(RESULTS, f"{name}.json"), record, listed=True)  # renamed into place, and listed
         print(label, {k: (v["mean"], v["worst_arm"]) for k, v in result.items()}, f"{record['seconds']} s", flush=True)
     write_report()
 

@@ -76,7 +76,7 @@ def main(argv=None):
         "load_average_at_end": os.getloadavg()[0],
         "date": time.strftime("%Y-%m-%d"),
     }
-    path = write_json(os.path.join(args.out, f"cost_{label}.json"), result)
+    path = write_json(os.path.join(args.out, f"cost_{label}.json"), result, listed=True)
     print(
         f"{' '.join(args.set)} against the default, {args.pairs} pairs: "
         f"wall time x{result['ratio_median']['wall']:.2f} "

@@ -1,29 +1,34 @@
 """Watching a trained policy: saved networks, rendered replays and the notebook's replay panel."""
 
 import io
-import json
 import os
-from pathlib import Path
 
 import numpy as np
-import torch
 
+from .files import MIB, FileRefused, parse_json, read_folder
 from .provenance import ROOT
-from .results import EVAL_SEED, acting
+from .results import EVAL_SEED, NETWORKS, POLICY_LIMIT, acting, from_safetensors
 
 
 def load_networks(run_dir: str = "checkpoints") -> dict:
-    """A run's saved networks, rebuilt from the agent's classes and its config.json (strictly)."""
+    """A run's saved networks, rebuilt from the agent's classes and its config.json, their numbers from
+    networks.safetensors (data only), both read once and checked against the folder's manifest."""
     from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
 
     run = os.path.join(ROOT, run_dir)
-    cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
-    hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"  # exploration: an ablation's
-    actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
-    critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
+    files = read_folder(run, {"config.json": MIB, NETWORKS: POLICY_LIMIT}, names=("config.json", NETWORKS))
+    cfg = parse_json(files["config.json"], os.path.join(run, "config.json"))
+    try:
+        hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"  # an ablation's
+        actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
+        critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
+    except (TypeError, KeyError, ValueError, AttributeError) as error:
+        raise FileRefused(f"{os.path.join(run, 'config.json')}: not a configuration of this agent ({error})") from None
     nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
+    wanted = {f"{name}.{k}": tuple(v.shape) for name, net in nets.items() for k, v in net.state_dict().items()}
+    tensors = from_safetensors(files[NETWORKS], os.path.join(run, NETWORKS), wanted)
     for name, net in nets.items():
-        net.load_state_dict(torch.load(os.path.join(run, f"{name}.pt"), map_location="cpu"))
+        net.load_state_dict({k[len(name) + 1 :]: v for k, v in tensors.items() if k.startswith(f"{name}.")})
         if noisy and name.startswith("actor"):
             net.set_noise(None)  # the mean weights: the noise-free policy
     return nets

@@ -9,10 +9,11 @@ import json
 import os
 import re
 import shutil
-import zipfile
+import tempfile
 from dataclasses import asdict
 
 import numpy as np
+import safetensors.torch
 import torch
 import torch.nn as nn
 
@@ -22,13 +23,15 @@ from .files import (
     MANIFEST,
     MIB,
     FileRefused,
-    check_manifest,
     clear,
     create_new,
+    enlist,
     manifest,
-    read_archive,
-    read_bytes,
-    read_json,
+    new_beside,
+    parse_json,
+    read_folder,
+    read_json,  # noqa: F401 (the analyses and experiments/run.py read JSON through here)
+    replace_files,
 )
 from .provenance import ROOT, code_version, machine, processor
 
@@ -45,11 +48,11 @@ def first_episode_at(means, level: float = TARGET_SCORE):
 
 @contextlib.contextmanager
 def atomic_file(path: str, mode: str = "w"):
-    """Write `path` through `path`.tmp, renamed into place at the block's end: the old file or the new, never half."""
-    temporary = f"{path}.tmp"
+    """Write `path` through a new file beside it (`files.new_beside`: O_EXCL|O_NOFOLLOW, a name no one could plant),
+    renamed into place at the block's end: the old file or the new, never half, never written through a link."""
+    f, temporary = new_beside(path, mode)
     try:
-        clear(temporary)  # a stale one, or a symlink planted there: removed, never written through
-        with create_new(temporary, mode) as f:
+        with f:
             yield f
         os.replace(temporary, path)
     except BaseException:
@@ -59,28 +62,34 @@ def atomic_file(path: str, mode: str = "w"):
 
 
 def write_files(folder: str, files: dict, whole: bool = False) -> None:
-    """`files` ({name: bytes or text}) into `folder`, all or none: each is written in full to a sibling folder
-    first, where a full disk shows, and only then moved into `folder` (a rename, which needs no space). With
-    `whole`, the new files replace the folder's every file (one rename); else other files in it stay.
-    A full disk is an OSError that names the folder and says that nothing in it changed."""
+    """`files` ({name: bytes or text}) into `folder`, all or none, with their manifest. Without `whole`, each is
+    written as a new file beside its place, then renamed into it, the manifest last; files of the folder that the
+    manifest does not list (resume/, say) stay (`files.replace_files`). With `whole`, they are written to a new
+    sibling folder that then replaces `folder` and its every file (one rename). A full disk is an OSError that
+    names the folder and says that nothing in it changed."""
     folder = os.path.normpath(folder)
-    files = {**files, MANIFEST: manifest(files)}  # last: a folder whose moves were cut short fails its check
-    stage = f"{folder}.partial"
-    clear(stage)  # left by an interrupted write, or a symlink planted there: removed, never followed
+    if not whole:
+        replace_files(folder, files)
+        return
+    files = {**files, MANIFEST: manifest(files)}
+    parent, name = os.path.split(folder)
+    os.makedirs(parent or ".", exist_ok=True)
+    for left in os.listdir(parent or "."):  # a write's stage or set-aside folder that a kill left behind
+        if left.startswith((f".{name}.partial.", f".{name}.old.")):
+            clear(os.path.join(parent or ".", left))  # removed, a planted link never followed
+    stage = tempfile.mkdtemp(dir=parent or ".", prefix=f".{name}.partial.")  # a new folder: nothing planted inside
     try:
-        os.makedirs(stage)
-        for name, data in files.items():
-            with open(os.path.join(stage, name), "wb") as f:
+        for file, data in files.items():
+            with create_new(os.path.join(stage, file), "wb") as f:
                 f.write(data.encode() if isinstance(data, str) else data)
-        if whole and os.path.isdir(folder):
-            clear(f"{folder}.old")  # left by an interrupted replacement
-            os.replace(folder, f"{folder}.old")
+        if os.path.isdir(folder) and not os.path.islink(folder):
+            old = tempfile.mkdtemp(dir=parent or ".", prefix=f".{name}.old.")
+            os.replace(folder, old)  # onto the empty folder just made: a rename, never through a link
             os.replace(stage, folder)
-            shutil.rmtree(f"{folder}.old")
+            shutil.rmtree(old)
         else:
-            os.makedirs(folder, exist_ok=True)
-            for name in files:
-                os.replace(os.path.join(stage, name), os.path.join(folder, name))
+            clear(folder)  # a planted link: removed, never followed
+            os.replace(stage, folder)
     except OSError as error:
         if error.errno in (errno.ENOSPC, errno.EDQUOT):
             raise OSError(
@@ -90,8 +99,7 @@ def write_files(folder: str, files: dict, whole: bool = False) -> None:
             ) from None
         raise
     finally:
-        if not os.path.islink(stage):
-            shutil.rmtree(stage, ignore_errors=True)
+        shutil.rmtree(stage, ignore_errors=True)
 
 
 def saved(save, obj) -> bytes:
@@ -127,44 +135,122 @@ def exported_policy(agent, state_size: int) -> bytes:
     return saved(torch.export.save, exported)
 
 
-# The archive's only members that torch.export.load reads as tensors: raw weights and tensor constants. Any
-# other entry (`use_pickle`, custom or opaque objects) it unpickles with weights_only=False.
-RAW = ("weight_", "tensor_")
-# Every member an exported policy of this project holds (`exported_policy`), by name; anything else is refused.
-MEMBERS = re.compile(
-    r"[^/]+/(\.data/(serialization_id|version)|archive_format|archive_version|byteorder|models/model\.json"
-    r"|data/(constants/model_constants_config\.json|sample_inputs/model\.pt|weights/model_weights_config\.json"
-    r"|weights/weight_\d+|constants/tensor_\d+))"
-)
-POLICY_LIMIT = 64 * MIB  # the file, and what its members expand to: the actor is about 0.1 MB
-# The operators an actor needs (a normaliser, linear layers, activations, a clamp, the mirror of the report's
-# ablation): the graph is checked against them before it runs. No file, in-place, random or I/O operator.
-OPERATORS = {
-    f"aten.{op}"
-    for op in (
-        "_to_copy.default", "add.Tensor", "sub.Tensor", "mul.Tensor", "div.Tensor", "neg.default", "sqrt.default",
-        "rsqrt.default", "clamp.default", "linear.default", "addmm.default", "mm.default", "t.default",
-        "permute.default", "relu.default", "tanh.default", "lt.Scalar", "gt.Scalar", "where.self",
-        "select.int", "slice.Tensor", "unsqueeze.default", "view.default", "reshape.default", "expand.default",
-        "squeeze.dim", "cat.default", "mul.Scalar", "add.Scalar", "sub.Scalar", "div.Scalar",
-        "lift_fresh_copy.default", "clone.default", "alias.default", "detach.default",
-        "_assert_tensor_metadata.default", "sym_size.int", "index.Tensor", "index_select.default", "ge.Scalar",
-        "le.Scalar", "scalar_tensor.default", "to.device", "to.dtype", "flatten.using_ints",
-    )
-}  # fmt: skip
+LESSON = {"actor": "actor", "normalizer": "norm"}  # the .pt files the lesson's last cells still load themselves
+POLICY, POLICY_WEIGHTS, NETWORKS = "policy.json", "policy.safetensors", "networks.safetensors"
+POLICY_LIMIT = 64 * MIB  # policy.safetensors and networks.safetensors: the four networks are about 0.5 MB
+MAX_WIDTH, MAX_LAYERS = 4096, 8  # the widest and deepest actor a policy.json may describe
+CLIP = 5.0  # the normaliser's clip (networks.Normalizer)
+
+
+def to_safetensors(tensors: dict) -> bytes:
+    """Named tensors as safetensors bytes: each copied to the CPU, contiguous, none sharing memory."""
+    return safetensors.torch.save({k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()})
+
+
+def from_safetensors(data: bytes, path: str, wanted: dict) -> dict:
+    """The tensors of safetensors bytes, exactly `wanted` ({name: shape}, float32) and finite; FileRefused naming
+    `path` for anything else. The format holds no code: a bounded header, then raw numbers at exact offsets."""
+    try:
+        tensors = safetensors.torch.load(data)
+    except Exception as error:  # the library's refusals of a damaged header or offsets (SafetensorError)
+        raise FileRefused(f"{path} is not a safetensors file ({str(error)[:200]}); refused") from None
+    if set(tensors) != set(wanted):
+        odd = sorted(set(tensors) ^ set(wanted))[0]
+        raise FileRefused(
+            f"{path} holds the tensors {sorted(tensors)[:4]}..., not what its JSON describes ({odd}); refused"
+        )
+    for name, x in tensors.items():
+        if x.dtype != torch.float32 or tuple(x.shape) != tuple(wanted[name]):
+            raise FileRefused(f"{path}: {name} is {x.dtype} of shape {tuple(x.shape)}, not float32 {wanted[name]}")
+        if not torch.isfinite(x).all():
+            raise FileRefused(f"{path}: {name} holds a value that is not a finite number; refused")
+    return tensors
+
+
+def policy_files(agent) -> dict:
+    """The noise-free target actor behind its normaliser (mirrored, for the report's mirroring ablation) as
+    policy.json (its architecture, checked field by field on load) and policy.safetensors (its numbers)."""
+    network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
+    norm, actor = (network[0], network[1]) if isinstance(network, nn.Sequential) else (network.norm, network.actor)
+    mirror = getattr(network, "mirror", None)  # the mirroring ablation's MirroredPolicy says how it mirrors
+    tensors = {f"normalizer.{k}": v.float() for k, v in norm.state_dict().items()}
+    for i, layer in enumerate(actor.layers):  # a NoisyLinear's mean weights, or a Linear's: the noise-free actor
+        tensors[f"actor.layers.{i}.weight"] = getattr(layer, "weight_mean", getattr(layer, "weight", None)).float()
+        tensors[f"actor.layers.{i}.bias"] = getattr(layer, "bias_mean", getattr(layer, "bias", None)).float()
+    sizes = [
+        layer.weight_mean.shape[1] if hasattr(layer, "weight_mean") else layer.in_features for layer in actor.layers
+    ]
+    architecture = {
+        "state_size": sizes[0],
+        "action_size": int(tensors[f"actor.layers.{len(sizes) - 1}.bias"].numel()),
+        "hidden": sizes[1:],
+        "clip": float(norm.clip),
+        "mirror": mirror,
+    }
+    return {POLICY: json.dumps(architecture, indent=2), POLICY_WEIGHTS: to_safetensors(tensors)}
+
+
+def check_architecture(spec, path: str) -> dict:
+    """policy.json's fields, every one checked: FileRefused naming the file and the field."""
+
+    def refuse(what: str):
+        raise FileRefused(f"{path}: {what}; refused")
+
+    size = lambda n: type(n) is int and 1 <= n <= MAX_WIDTH
+    if not isinstance(spec, dict) or set(spec) != {"state_size", "action_size", "hidden", "clip", "mirror"}:
+        refuse("it is not a policy's architecture (state_size, action_size, hidden, clip, mirror)")
+    if not size(spec["state_size"]) or not size(spec["action_size"]):
+        refuse(f"state_size and action_size must be whole numbers from 1 to {MAX_WIDTH}")
+    hidden = spec["hidden"]
+    if not (isinstance(hidden, list) and 1 <= len(hidden) <= MAX_LAYERS and all(map(size, hidden))):
+        refuse(f"hidden must be 1 to {MAX_LAYERS} layer widths, each from 1 to {MAX_WIDTH}")
+    if type(spec["clip"]) is not float or not 0 < spec["clip"] <= 1e6:
+        refuse("clip must be a positive number")
+    mirror = spec["mirror"]
+    if mirror is not None:
+        signs = lambda x, n: isinstance(x, list) and len(x) == n and all(v in (1.0, -1.0) for v in x)
+        if not (
+            isinstance(mirror, dict)
+            and set(mirror) == {"index", "states", "actions"}
+            and type(mirror["index"]) is int
+            and 0 <= mirror["index"] < spec["state_size"]
+            and signs(mirror["states"], spec["state_size"])
+            and signs(mirror["actions"], spec["action_size"])
+        ):
+            refuse("mirror must be null, or an index below state_size and signs (1 or -1) of states and actions")
+    return spec
 
 
 class Policy(nn.Module):
-    """An exported policy as `load_policy` gives it: states as a tensor or a numpy array, of any float dtype,
-    one per row (one per arm) or a single state; actions of the same kind and shape (numpy for numpy)."""
+    """A saved policy as `load_policy` gives it: states as a tensor or a numpy array, of any float dtype, one per
+    row (one per arm) or a single state; actions of the same kind and shape (numpy for numpy). What it computes
+    is fixed by this class: the normaliser, linear layers with ReLU, tanh, and the mirror if there is one."""
 
-    def __init__(self, program, path: str):
+    def __init__(self, spec: dict, tensors: dict, path: str):
         super().__init__()
-        self.program, self.path = program.module(), path
-        inputs = [
-            n for n in program.graph.nodes if n.op == "placeholder" and n.name in program.graph_signature.user_inputs
-        ]
-        self.state_size = int(inputs[0].meta["val"].shape[-1])
+        from .agent import Actor
+        from .networks import Normalizer
+
+        self.path, self.state_size = path, spec["state_size"]
+        self.norm = Normalizer(spec["state_size"], spec["clip"])
+        self.actor = Actor(spec["state_size"], spec["action_size"], tuple(spec["hidden"]))
+        for prefix, net in (("normalizer.", self.norm), ("actor.", self.actor)):
+            net.load_state_dict({k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)})
+        self.eval().requires_grad_(False)
+        mirror = spec["mirror"]
+        self.mirror = mirror and (
+            mirror["index"],
+            torch.tensor(mirror["states"], dtype=torch.float32),
+            torch.tensor(mirror["actions"], dtype=torch.float32),
+        )
+
+    def network(self, x: torch.Tensor) -> torch.Tensor:
+        if not self.mirror:
+            return self.actor(self.norm(x))
+        index, states, actions = self.mirror  # as experiments.ablations.MirroredPolicy computes it
+        flip = x[:, index] < 0
+        x = torch.where(flip[:, None], x * states, x)
+        return torch.where(flip[:, None], self.actor(self.norm(x)) * actions, self.actor(self.norm(x)))
 
     def forward(self, states):
         x = torch.as_tensor(states)
@@ -173,64 +259,52 @@ class Policy(nn.Module):
                 f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
                 f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}"
             )
-        actions = self.program(x.reshape(-1, self.state_size))
+        with torch.no_grad():
+            actions = self.network(x.reshape(-1, self.state_size).to(torch.float32))
         actions = actions[0] if x.ndim == 1 else actions
         return actions.numpy() if isinstance(states, np.ndarray) else actions
 
 
+def policy_tensors(spec: dict) -> dict:
+    """{name: shape} of the tensors a policy of architecture `spec` holds."""
+    sizes = [spec["state_size"], *spec["hidden"], spec["action_size"]]
+    wanted = {f"normalizer.{k}": (spec["state_size"],) for k in ("mean", "var")} | {"normalizer.count": ()}
+    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
+        wanted |= {f"actor.layers.{i}.weight": (n_out, n_in), f"actor.layers.{i}.bias": (n_out,)}
+    return wanted
+
+
 def load_policy(path: str) -> Policy:
-    """An exported policy (`exported_policy`) as a `Policy`, loaded so that no code in the file can run: before
-    torch reads it, every weight and constant must be a raw tensor, and the sample inputs must load weights-only
-    (torch would otherwise retry them with weights_only=False). Anything else is refused, naming the file."""
-    data, names = read_archive(path, POLICY_LIMIT)
-    with zipfile.ZipFile(io.BytesIO(data)) as archive:
-        other = [n for n in names if not MEMBERS.fullmatch(n)]
-        if other:
-            raise FileRefused(f"{path}: its archive holds {other[0]}, which no exported policy holds; refused")
-        for name in names:
-            if name.endswith(("weights_config.json", "constants_config.json")):
-                for key, entry in json.loads(archive.read(name))["config"].items():
-                    if entry.get("use_pickle") or not str(entry.get("path_name", "")).startswith(RAW):
-                        raise ValueError(f"{path}: {key} is stored to be unpickled, which could run code; refused")
-            elif "/sample_inputs/" in name:
-                try:
-                    torch.load(io.BytesIO(archive.read(name)), weights_only=True)
-                except Exception as error:  # what a weights-only load refuses is what could run code
-                    raise ValueError(
-                        f"{path}: its sample inputs hold more than tensors, which could run code; "
-                        f"refused ({type(error).__name__})"
-                    ) from None
-    try:
-        program = torch.export.load(io.BytesIO(data))  # the bytes checked above, not the file again
-    except Exception as error:  # a damaged or crafted program: torch's reason, named
-        raise FileRefused(
-            f"{path}: torch cannot read its program ({type(error).__name__}: {str(error)[:200]})"
-        ) from None
-    signature = program.graph_signature
-    if signature.buffers_to_mutate or signature.user_inputs_to_mutate:
-        raise FileRefused(f"{path}: its graph writes into its own state or its input, which no actor does; refused")
-    for node in program.graph.nodes:
-        if node.op not in ("placeholder", "output", "call_function") or (
-            node.op == "call_function" and str(node.target) not in OPERATORS
-        ):
-            what = node.target if node.op == "call_function" else f"a {node.op} node"
-            raise FileRefused(f"{path}: its graph calls {what}, which no actor needs; refused before it runs")
-    return Policy(program, path)
+    """A run folder's policy (`path`: the folder, or any file in it, such as the actor.pt2 that older code
+    loaded), rebuilt from policy.json and policy.safetensors, read once each and checked against the folder's
+    manifest: data only, no program. An exported program (actor.pt2) is written for deployers, never read here.
+    FileRefused, naming the file, for anything else."""
+    folder = path if os.path.isdir(path) else os.path.dirname(path)
+    files = read_folder(folder, {POLICY: MIB, POLICY_WEIGHTS: POLICY_LIMIT}, names=(POLICY, POLICY_WEIGHTS))
+    where = lambda name: os.path.join(folder, name)
+    spec = check_architecture(parse_json(files[POLICY], where(POLICY)), where(POLICY))
+    tensors = from_safetensors(files[POLICY_WEIGHTS], where(POLICY_WEIGHTS), policy_tensors(spec))
+    if (tensors["normalizer.var"] < 0).any() or not tensors["normalizer.count"] > 0:
+        raise FileRefused(f"{where(POLICY_WEIGHTS)}: its normaliser's variance or count is negative; refused")
+    return Policy(spec, tensors, where(POLICY_WEIGHTS))
+
+
+def network_tensors(agent) -> dict:
+    """The four networks' state (weights, normaliser, noise buffers) as one dict of named tensors."""
+    nets = {"actor": agent.actor, "actor_target": agent.actor_target, "critic": agent.critic, "normalizer": agent.norm}
+    return {f"{name}.{k}": v for name, net in nets.items() for k, v in net.state_dict().items()}
 
 
 def save_results(run_dir: str, agent, history: dict, env) -> dict:
     """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary: all of
     them or none (`write_files`; the folder's other files, such as resume/, stay)."""
-    files = {
+    files = {**policy_files(agent), NETWORKS: to_safetensors(network_tensors(agent))}
+    # Until the lesson's cell that loads them reads networks.safetensors (playback.load_networks): written only.
+    files |= {
         f"{name}.pt": saved(torch.save, net.state_dict())
-        for name, net in (
-            ("actor", agent.actor),
-            ("actor_target", agent.actor_target),
-            ("critic", agent.critic),
-            ("normalizer", agent.norm),
-        )
+        for name, net in (("actor", agent.actor), ("normalizer", agent.norm))
     }
-    files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())
+    files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())  # for deployers: never read by the project
     files["config.json"] = json.dumps(asdict(agent.cfg), indent=2)
     columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
     files["scores.csv"] = csv_text("mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
@@ -286,19 +360,28 @@ def acting(policy):
 
 
 def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
-    """actor.pt2 on unseen goals (environment seed EVAL_SEED + seed): each episode's mean, each arm's mean."""
+    """The run's policy (`load_policy`) on unseen goals (`evaluate_policy`)."""
+    return evaluate_policy(load_policy(run_dir), seed, episodes)
+
+
+def evaluate_policy(policy, seed: int, episodes: int = 5) -> dict:
+    """`policy(states) -> actions` (tensors) on unseen goals (environment seed EVAL_SEED + seed): each episode's
+    mean, each arm's mean."""
     from reacher import ReacherEnvironment, play
 
-    policy = load_policy(os.path.join(run_dir, "actor.pt2"))
     scores = play(ReacherEnvironment(seed=EVAL_SEED + seed, verbose=False), acting(policy), episodes)
     return {"episode_means": scores.mean(1).tolist(), "arm_means": scores.mean(0).tolist()}
 
 
-def write_json(path: str, data: dict) -> str:
-    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); the path."""
+def write_json(path: str, data: dict, listed: bool = False) -> str:
+    """`data` as JSON at `path` (`atomic_file`, its folder made if missing); with `listed`, entered in its folder's
+    manifest too (`files.enlist`: results/'s own files, which the report reads through it); the path."""
     os.makedirs(os.path.dirname(path) or ".", exist_ok=True)
+    text = json.dumps(data, indent=2)
     with atomic_file(path) as f:
-        json.dump(data, f, indent=2)
+        f.write(text)
+    if listed:
+        enlist(path, text.encode())
     return path
 
 
@@ -308,21 +391,25 @@ MAX_SCORE = 0.04 * 1001
 MAX_EPISODES, MAX_ARMS = 100_000, 1_000
 
 
-def read_numbers(path: str, finite: bool = True, **options) -> np.ndarray:
-    """A CSV file of numbers (numpy's reader, on the bytes `read_bytes` checked); a cell that is not a number, or
-    with `finite` one that is not finite, is a FileRefused that names the file."""
-    data = read_bytes(path, 64 * MIB)
+def read_numbers(data: bytes, path: str, finite: bool = True, names: bool = False) -> np.ndarray:
+    """CSV bytes of numbers (read once, by the caller) as a table: numpy's C reader, a header of names or none
+    skipped; a cell that is not a number, or with `finite` one that is not finite, a FileRefused naming `path`."""
+    text = io.StringIO(data.decode("ascii", errors="replace"))
+    header = text.readline().strip().split(",")
+    if not text.getvalue()[text.tell() :].strip():
+        raise FileRefused(f"{path} has no rows of numbers: restore it from git or remove its run")
     try:
-        table = np.genfromtxt(io.BytesIO(data), delimiter=",", invalid_raise=True, **options)
+        values = np.loadtxt(text, delimiter=",", ndmin=2, dtype=np.float64)
     except ValueError as error:
         reason = str(error).strip().splitlines()[-1][:200]
         raise FileRefused(
             f"{path} is not a table of numbers ({reason}): restore it from git or remove its run"
         ) from None
-    values = np.column_stack([table[n] for n in table.dtype.names]) if table.dtype.names else table
-    if values.size == 0 or (finite and not np.isfinite(values).all()):
+    if values.size == 0 or values.shape[1] != len(header):
+        raise FileRefused(f"{path} has no rows, or rows of another length than its header's {len(header)} names")
+    if finite and not np.isfinite(values).all():
         raise FileRefused(f"{path} holds a cell that is not a finite number: restore it from git or remove its run")
-    return table
+    return np.rec.fromarrays(values.T, names=header) if names else values
 
 
 def running_mean(x: np.ndarray, window: int = WINDOW) -> np.ndarray:
@@ -332,25 +419,65 @@ def running_mean(x: np.ndarray, window: int = WINDOW) -> np.ndarray:
     return (total[k] - total[np.maximum(0, k - window)]) / np.minimum(k, window)
 
 
+# The bound on each file of a run folder: 100,000 episodes of 1,000 arms at most, a few characters a number.
+LIMITS = {
+    "summary.json": MIB,
+    "config.json": MIB,
+    POLICY: MIB,
+    "scores.csv": 8 * MIB,
+    "diagnostics.csv": 32 * MIB,
+    "arm_scores.csv": 64 * MIB,
+}
+MAX_MINUTES = 60 * 24 * 365  # a run of a year: anything longer is a damaged clock, not a run
+SUMMARY = {  # the fields of a summary.json that every run writes (save_results), each checked by parse_run
+    "solved_at", "first_episode_mean_30", "episodes", "final_avg100", "mean_episodes_1_100", "arm_means_episodes_1_100",
+    "wall_seconds", "wall_seconds_to_solve", "environment", "machine", "processor", "commit", "seed",
+}  # fmt: skip
+TEXT = 1000  # the longest text field of a summary (machine, environment, processor, commit, notes)
+
+
 def load_run(path: str) -> dict:
-    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics.
-    Every file is read by `files.read_bytes` and checked against what a run writes: its columns, its bounds
-    (a score lies in [0, 40.04]), and its agreement with the others (the 100-episode averages with the
-    scores, the arms with their mean, the summary with both). Anything else is a FileRefused naming the file."""
+    """A run folder (under the project root, or absolute): config, summary, scores, arm scores and diagnostics,
+    every file its manifest lists read once, its size bounded first and its bytes checked against the manifest
+    (`files.read_folder`), then parsed from those same bytes and checked (`parse_run`). Anything else is a
+    FileRefused naming the file."""
     path = os.path.join(ROOT, path)
+    files = read_folder(path, LIMITS)  # every file it lists, the policy too: a folder is whole or refused
+    return parse_run(files, path)
+
+
+def replace_run(folder: str, files: dict) -> dict:
+    """A run's result files ({name: bytes}, as a task sends them back) checked in memory as `load_run` checks a
+    folder (`parse_run`), then written into `folder` with their manifest, each as a new file renamed into place
+    (`files.replace_files`): a refused, empty or failed result leaves the folder as it was. The run as
+    `load_run` gives it; FileRefused naming the folder and the file otherwise."""
+    checked = {}
+    replace_files(folder, files, check=lambda data: checked.update(run=parse_run(data, folder)))
+    return checked["run"]
+
+
+def parse_run(files: dict, path: str) -> dict:
+    """A run folder's files ({name: bytes}, read once) checked against what a run writes: its columns, its bounds
+    (a score lies in [0, 40.04]), and its agreement with the others (the 100-episode averages with the scores,
+    the min and max with the arms, the arms with their mean, the summary and its evaluation with both)."""
     file = lambda name: os.path.join(path, name)
-    check_manifest(path)
 
     def refuse(name: str, what: str):
         raise FileRefused(f"{file(name)}: {what}; restore it from git or remove its run")
 
-    summary = read_json(file("summary.json"))
-    if not isinstance(summary, dict):
-        refuse("summary.json", "it is not a JSON object")
+    for name in ("summary.json", "scores.csv", "arm_scores.csv", "config.json"):
+        if name not in files:
+            raise FileRefused(f"{file(name)} is missing: a run folder holds it")
+        if len(files[name]) > LIMITS[name]:
+            refuse(name, f"it is {len(files[name]):,} bytes, more than the {LIMITS[name]:,} it can be")
+    summary = parse_json(files["summary.json"], file("summary.json"))
+    if not isinstance(summary, dict) or not set(summary) >= SUMMARY:
+        missing = sorted(SUMMARY - set(summary)) if isinstance(summary, dict) else "every field"
+        refuse("summary.json", f"it is not a run's summary (it lacks {', '.join(missing)})")
     episodes = summary.get("episodes")
     if type(episodes) is not int or not 1 <= episodes <= MAX_EPISODES:
         refuse("summary.json", f"episodes is {episodes!r}, not a whole number from 1 to {MAX_EPISODES:,}")
-    scores = read_numbers(file("scores.csv"), names=True)
+    scores = read_numbers(files["scores.csv"], file("scores.csv"), names=True)
     if scores.dtype.names != SCORES:
         refuse("scores.csv", f"its columns are {', '.join(scores.dtype.names)}, not {', '.join(SCORES)}")
     columns = {name: np.atleast_1d(scores[name]) for name in SCORES}
@@ -370,7 +497,10 @@ def load_run(path: str) -> dict:
     bad = np.flatnonzero(np.abs(running_mean(columns["mean"]) - columns["avg100"]) > 1e-3)
     if bad.size:
         refuse("scores.csv", f"avg100 of episode {bad[0] + 1} is not the mean of its last 100 episodes' means")
-    arms = np.atleast_2d(read_numbers(file("arm_scores.csv"), skip_header=1))[:, 1:]
+    wall = columns["wall_seconds"]
+    if (wall < 0).any() or (np.diff(wall) < 0).any() or wall[-1] > 60 * MAX_MINUTES:
+        refuse("scores.csv", "its wall_seconds are not a clock: from 0, never going back, within a year")
+    arms = read_numbers(files["arm_scores.csv"], file("arm_scores.csv"))[:, 1:]
     agents = arms.shape[1]
     if arms.shape[0] != episodes or not 1 <= agents <= MAX_ARMS:
         raise FileRefused(
@@ -382,22 +512,43 @@ def load_run(path: str) -> dict:
     bad = np.flatnonzero(np.abs(arms.mean(1) - columns["mean"]) > 0.006)  # arms printed to 2 decimals
     if bad.size:
         refuse("arm_scores.csv", f"the arms of episode {bad[0] + 1} do not average to scores.csv's mean")
-    arm_means = summary.get("arm_means_episodes_1_100", [])
-    if not (isinstance(arm_means, list) and len(arm_means) == agents and all(type(a) is float for a in arm_means)):
-        refuse("summary.json", f"arm_means_episodes_1_100 is not {agents} numbers, one per arm of arm_scores.csv")
-    if np.abs(np.array(arm_means) - arms[:WINDOW].mean(0)).max() > 0.006:
+    for name, of_arms in (("min", arms.min(1)), ("max", arms.max(1))):  # arms to 2 decimals, scores to 4
+        bad = np.flatnonzero(np.abs(of_arms - columns[name]) > 0.006)
+        if bad.size:
+            refuse("scores.csv", f"{name} of episode {bad[0] + 1} is not the {name} of its arms in arm_scores.csv")
+    number = lambda x: type(x) is float and np.isfinite(x)  # json gives floats as float; NaN is refused on parse
+    numbers = lambda x, n: isinstance(x, list) and len(x) == n and all(number(v) and 0 <= v <= MAX_SCORE for v in x)
+    if not numbers(summary.get("arm_means_episodes_1_100"), agents):
+        refuse("summary.json", f"arm_means_episodes_1_100 is not {agents} scores, one per arm of arm_scores.csv")
+    if not np.abs(np.array(summary["arm_means_episodes_1_100"]) - arms[:WINDOW].mean(0)).max() <= 0.006:
         refuse("summary.json", "arm_means_episodes_1_100 is not the arms' mean over episodes 1-100")
-    if (
-        not isinstance(summary.get("mean_episodes_1_100"), float)
-        or abs(summary["mean_episodes_1_100"] - columns["mean"][:WINDOW].mean()) > 1e-3
+    for name, value in (
+        ("mean_episodes_1_100", columns["mean"][:WINDOW].mean()),
+        ("final_avg100", columns["avg100"][-1]),
     ):
-        refuse("summary.json", "mean_episodes_1_100 is not the mean of scores.csv's episodes 1-100")
+        if not (number(summary.get(name)) and abs(summary[name] - value) <= 1e-3):  # NaN fails `<=`
+            refuse("summary.json", f"{name} is not {value:.4f}, what scores.csv's episodes say")
     reached = np.flatnonzero((columns["avg100"] >= TARGET_SCORE) & (columns["episode"] >= WINDOW))
     if summary.get("solved_at") != (int(reached[0]) + 1 if reached.size else None):
         refuse("summary.json", f"solved_at is {summary.get('solved_at')!r}, but scores.csv's averages say otherwise")
     if summary.get("first_episode_mean_30") != first_episode_at(columns["mean"]):
         refuse("summary.json", "first_episode_mean_30 is not the first episode of scores.csv whose mean reached 30")
-    config = read_json(file("config.json"))
+    solved = summary["solved_at"]
+    expected = {"wall_seconds": wall[-1], "wall_seconds_to_solve": wall[solved - 1] if solved else None}
+    for name, value in expected.items():
+        got = summary.get(name)
+        if not (got is None if value is None else number(got) and abs(got - value) <= 1e-3):
+            refuse("summary.json", f"{name} is {got!r}, not what scores.csv's wall_seconds say")
+    check_evaluation(summary, agents, refuse)
+    for name in ("environment", "machine", "processor", "commit", "variant", "commit_note", "machine_note"):
+        optional = name not in SUMMARY and summary.get(name) is None  # a run of no variant, no note
+        if name in summary and not optional and not (isinstance(summary[name], str) and len(summary[name]) <= TEXT):
+            refuse("summary.json", f"{name} is not a text of at most {TEXT} characters")
+    if "commit" in summary and not re.fullmatch(r"[0-9a-f]{7,40}(\+changes)?|unknown", summary["commit"]):
+        refuse("summary.json", f"commit {summary['commit'][:50]!r} is not a git commit (7 to 40 hex digits)")
+    if type(summary.get("seed")) is not int or not 0 <= summary["seed"] < 2**32:
+        refuse("summary.json", f"seed is {summary.get('seed')!r}, not a whole number from 0 to 2**32 - 1")
+    config = parse_json(files["config.json"], file("config.json"))
     if not isinstance(config, dict):
         refuse("config.json", "it is not a JSON object")
     run = {
@@ -407,7 +558,27 @@ def load_run(path: str) -> dict:
         "scores": columns,
         "arms": arms,
     }
-    if os.path.lexists(file("diagnostics.csv")):
-        diag = read_numbers(file("diagnostics.csv"), finite=False, names=True)
+    if "diagnostics.csv" in files:
+        diag = read_numbers(files["diagnostics.csv"], file("diagnostics.csv"), finite=False, names=True)
+        if len(diag) != episodes or diag.dtype.names[0] != "episode":
+            refuse("diagnostics.csv", f"it is not a table of {episodes} episodes, one per row, numbered first")
         run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
     return run
+
+
+EVALUATED = 5  # eval_noise_free_5: the noise-free evaluation's episodes
+
+
+def check_evaluation(summary: dict, agents: int, refuse) -> None:
+    """The noise-free evaluation of a results/ folder, where it has one: episode means and arm means that are
+    scores, as many as it ran, and that agree (both average to the evaluation's mean)."""
+    if "eval_noise_free_5" not in summary and "eval_arm_means" not in summary:
+        return
+    episodes, arms = summary.get("eval_noise_free_5"), summary.get("eval_arm_means")
+    score = lambda v: type(v) is float and 0 <= v <= MAX_SCORE
+    if not (isinstance(episodes, list) and 1 <= len(episodes) <= EVALUATED and all(map(score, episodes))):
+        refuse("summary.json", f"eval_noise_free_5 is not 1 to {EVALUATED} episode scores in [0, {MAX_SCORE:g}]")
+    if not (isinstance(arms, list) and len(arms) == agents and all(map(score, arms))):
+        refuse("summary.json", f"eval_arm_means is not {agents} arm scores in [0, {MAX_SCORE:g}]")
+    if not abs(np.mean(episodes) - np.mean(arms)) <= 1e-6 * MAX_SCORE:
+        refuse("summary.json", "eval_noise_free_5 and eval_arm_means do not average to one evaluation's mean")

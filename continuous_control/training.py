@@ -218,10 +218,14 @@ def lock_folder(folder: str) -> None:
     if os.path.islink(path):  # planted: this project never makes one; a held lock is a regular file
         os.unlink(path)
     flags = os.O_RDWR | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
-    f = os.fdopen(os.open(path, flags, 0o644), "r+")  # held open: the lock lasts as long as the file
-    if not stat.S_ISREG(os.fstat(f.fileno()).st_mode):
+    f = os.fdopen(os.open(path, flags | os.O_NONBLOCK, 0o644), "r+")  # held open: the lock lasts as long as the file
+    info = os.fstat(f.fileno())
+    if not stat.S_ISREG(info.st_mode) or info.st_nlink != 1:  # a FIFO, a device, or a hard link to another file
         f.close()
-        raise RuntimeError(f"{path} is not a regular file, so it cannot hold the run's lock: remove it")
+        raise RuntimeError(
+            f"{path} is not a regular file of one link (a hard link shares another file's contents, which the lock "
+            "would overwrite), so it cannot hold the run's lock: remove it"
+        )
     try:
         if os.name == "nt":
             import msvcrt

@@ -74,6 +74,9 @@ def mirrored(x, flip, signs):
 class MirroredPolicy(torch.nn.Module):
     """A mirroring agent's exported policy: mirror states of negative goal speed, act, mirror the action back."""
 
+    # What results.policy_files saves of it as data: the state whose sign decides, and the signs that mirror.
+    mirror = {"index": GOAL_SPEED, "states": MIRROR_OBS.tolist(), "actions": MIRROR_ACT.tolist()}
+
     def __init__(self, norm: torch.nn.Module, actor: torch.nn.Module):
         super().__init__()
         self.norm, self.actor = norm, actor

@@ -108,7 +108,7 @@ def measure(run_dir: str, episodes: int = 2) -> dict:
 
 def save(result: dict, folder: str = FOLDER) -> str:
     """results/overestimation/<run>.json, written under a temporary name and renamed into place."""
-    return write_json(os.path.join(ROOT, folder, f"{result['run']}.json"), result)
+    return write_json(os.path.join(ROOT, folder, f"{result['run']}.json"), result, listed=True)
 
 
 def main() -> None:

@@ -26,9 +26,9 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.files import read_json
+from continuous_control.files import MANIFEST, manifest, read_json
 from continuous_control.provenance import ROOT, code_version, machine, processor
-from continuous_control.results import TARGET_SCORE, WINDOW, evaluate, first_episode_at, write_csv
+from continuous_control.results import TARGET_SCORE, WINDOW, evaluate_policy, first_episode_at, write_csv
 from experiments.run import child
 from reacher.physics import MAX_STEPS
 
@@ -226,9 +226,10 @@ def recorder(schedule: Schedule, label: str, log_every: int):
     return Recorder()
 
 
-def export(model, path: str) -> None:
+def export(model, path: str):
     """SB3's predict(deterministic=True) as a torch.export program of raw observations for any number of arms
-    (actions in [-1, 1]), behind the model's VecNormalize standardisation, if any, in float64 as numpy computes it."""
+    (actions in [-1, 1]), behind the model's VecNormalize standardisation, if any, in float64 as numpy computes it;
+    written for deployers, never read back here: the module itself is returned, for the evaluation."""
     import torch
     from stable_baselines3 import SAC
 
@@ -257,8 +258,10 @@ def export(model, path: str) -> None:
             return self.actor(obs)
 
     example = torch.zeros(2, model.observation_space.shape[-1])
-    program = torch.export.export(Deterministic(), (example,), dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
+    policy = Deterministic()
+    program = torch.export.export(policy, (example,), dynamic_shapes=({0: torch.export.Dim("agents", min=1)},))
     torch.export.save(program, path)
+    return policy
 
 
 def history_files(folder: str, arms: np.ndarray, wall: np.ndarray) -> dict:
@@ -331,8 +334,8 @@ def run_one(
     if normalize is not None:
         normalize.training = False  # the statistics the policy ends training with, from now on
         normalize.save(os.path.join(work_dir, "vec_normalize.pkl"))
-    export(model, os.path.join(work_dir, "actor.pt2"))
-    evaluation = evaluate(work_dir, seed, eval_episodes)
+    policy = export(model, os.path.join(work_dir, "actor.pt2"))
+    evaluation = evaluate_policy(policy, seed, eval_episodes)
 
     final, partial = os.path.join(out, name, f"seed{seed}"), os.path.join(out, name, f".partial-seed{seed}")
     shutil.rmtree(partial, ignore_errors=True)
@@ -370,6 +373,8 @@ def run_one(
     )
     Path(os.path.join(partial, "config.json")).write_text(json.dumps(config, indent=2))
     Path(os.path.join(partial, "summary.json")).write_text(json.dumps(summary, indent=2))
+    written = {name: Path(partial, name).read_bytes() for name in sorted(os.listdir(partial))}
+    Path(partial, MANIFEST).write_text(manifest(written))  # last: what the report's reader checks every file by
     shutil.rmtree(final, ignore_errors=True)
     os.replace(partial, final)
     print(

@@ -11,7 +11,6 @@ carries no licence, so this is our own re-expression of it (DDPG, OU noise, one 
 
 import argparse
 import glob
-import json
 import os
 import time
 from pathlib import Path
@@ -22,7 +21,7 @@ from torch import nn
 
 from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
-from continuous_control.results import first_episode_at
+from continuous_control.results import first_episode_at, write_json
 from reacher import BRAIN_NAME, ReacherEnvironment
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
@@ -193,9 +192,8 @@ def train(seed: int, episodes: int, out: str) -> list:
                 break
         scores.append(float(score.mean()))
         print(f"seed {seed} episode {episode}: {scores[-1]:.2f} ({time.perf_counter() - start:.0f} s)", flush=True)
-        Path(out).write_text(
-            json.dumps({"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE})
-        )
+        record = {"seed": seed, "scores": scores, "seconds": time.perf_counter() - start, "source": SOURCE}
+        write_json(out, record)  # no manifest here: Report.ipynb reads the folder by a glob of *.json
     return scores
 
 

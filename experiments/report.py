@@ -12,6 +12,7 @@ import numpy as np
 import pandas as pd
 
 from continuous_control.figures import q_reference
+from continuous_control.files import MANIFEST, read_listed_json
 from continuous_control.provenance import ROOT
 from continuous_control.results import TARGET_SCORE, WINDOW
 
@@ -19,8 +20,16 @@ from . import runs, stats
 from .variants import COLORS, LABELS
 
 
+def results_of(folder: str) -> list:
+    """The JSON results in a results/ folder, its manifest aside."""
+    return [p for p in sorted(glob.glob(os.path.join(folder, "*.json"))) if os.path.basename(p) != MANIFEST]
+
+
 def read_json(path: str) -> dict:
-    return runs.read_json(os.path.join(ROOT, path))
+    """A JSON file by its path in the project: results/'s own through their folder's manifest (refused, naming
+    the file, where it disagrees); others (doc/) as they are."""
+    full = os.path.join(ROOT, path)
+    return read_listed_json(full) if path.startswith("results/") else runs.read_json(full)
 
 
 def hyperparameters(cfg: dict) -> pd.DataFrame:
@@ -147,7 +156,7 @@ def critic_q(variants=("full", "one_step", "clipped_double_q"), root: str = runs
 
 def overestimation() -> pd.DataFrame:
     """experiments/overestimation.py's checks: the critic's Q against Monte-Carlo returns."""
-    rows = [runs.read_json(p) for p in sorted(glob.glob(os.path.join(ROOT, "results", "overestimation", "*.json")))]
+    rows = [read_listed_json(p) for p in results_of(os.path.join(ROOT, "results", "overestimation"))]
     return (
         pd.DataFrame(rows)
         .set_index("run")[["seed", "q", "q_min", "mc_return", "mc_return_upper", "difference", "ceiling"]]
@@ -168,8 +177,8 @@ def weak_arm() -> tuple:
 
 def calibration() -> pd.DataFrame:
     """The replica's random play and Unity-trained actors (benchmarks/calibration.py), default joint model."""
-    for path in sorted(glob.glob(os.path.join(ROOT, "results", "calibration", "*.json"))):
-        chosen = runs.read_json(path)
+    for path in results_of(os.path.join(ROOT, "results", "calibration")):
+        chosen = read_listed_json(path)
         if chosen["joint_model"] == chosen.get("default"):
             return pd.DataFrame(chosen["results"]).T.drop(columns="episode_means").astype(float).round(2)
     raise FileNotFoundError("results/calibration/: no run of the default joint model (make calibrate)")

@@ -9,14 +9,15 @@ The same noise-free episodes, as trained and with every goal mirrored (x -> -x, 
 import argparse
 import os
 import platform
+import sys
 import time
 
 import numpy as np
 import torch
 
-from continuous_control.files import read_json
+from continuous_control.files import FileRefused
 from continuous_control.provenance import ROOT
-from continuous_control.results import EVAL_SEED, load_policy, write_json
+from continuous_control.results import EVAL_SEED, load_policy, load_run, write_json
 from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
@@ -74,8 +75,8 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
 
 def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
     """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
-    summary = read_json(os.path.join(ROOT, run, "summary.json"))
-    policy = load_policy(os.path.join(ROOT, run, "actor.pt2"))
+    summary = load_run(os.path.join(ROOT, run))["summary"]  # the whole folder checked against its manifest
+    policy = load_policy(os.path.join(ROOT, run))
     start, seed = time.time(), summary["seed"]
     played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
     scores, speeds = {name: p[0] for name, p in played.items()}, played["as_trained"][1]
@@ -95,8 +96,8 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     """Each run's policy on its evaluation goals, as trained and mirrored: each direction's mean, the worst arm."""
     out = {}
     for folder in folders:
-        seed = read_json(os.path.join(ROOT, folder, "summary.json"))["seed"]
-        policy = load_policy(os.path.join(ROOT, folder, "actor.pt2"))
+        seed = load_run(os.path.join(ROOT, folder))["summary"]["seed"]
+        policy = load_policy(os.path.join(ROOT, folder))
         played = {name: play_episodes(policy, EVAL_SEED + seed, episodes, into) for name, into in CONDITIONS.items()}
         speeds = played["as_trained"][1]
         out[str(seed)] = {
@@ -114,10 +115,17 @@ def across_seeds(folders: list, episodes: int = 5) -> dict:
     return {"episodes": episodes, "seeds": out}
 
 
+def positive(text: str) -> int:
+    """A whole number >= 1 (argparse names the option when this refuses)."""
+    if not text.strip().isdigit() or int(text) < 1:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a whole number >= 1")
+    return int(text)
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--run", default="checkpoints", help="a run folder with actor.pt2 and summary.json")
-    parser.add_argument("--episodes", type=int, default=8, help="noise-free episodes per condition")
+    parser.add_argument("--run", default="checkpoints", help="a run folder with its policy and summary.json")
+    parser.add_argument("--episodes", type=positive, default=8, help="noise-free episodes per condition")
     parser.add_argument(
         "--seeds",
         nargs="+",
@@ -126,11 +134,14 @@ def main() -> None:
     )
     args = parser.parse_args()
     torch.set_num_threads(1)
-    if args.seeds:
-        return write_json(SEEDS_FILE, across_seeds(args.seeds))
+    try:
+        if args.seeds:
+            return write_json(SEEDS_FILE, across_seeds(args.seeds), listed=True)
+        result = analyse(args.run, args.episodes)
+    except (FileRefused, FileNotFoundError) as error:  # a folder refused or missing: one line naming it
+        sys.exit(f"experiments.weak_arm: {error}")
     out = os.path.join(ROOT, "results", "weak_arm.json")
-    result = analyse(args.run, args.episodes)
-    write_json(out, result)
+    write_json(out, result, listed=True)
     print(f"{result['seconds']} s -> {out}")
 
 

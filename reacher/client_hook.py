@@ -11,15 +11,24 @@ When a program imports `unityagents`, the hook changes the client:
 - the gRPC server listens on loopback only (the client's own listens on every interface), and no longer
   shares its port: a second environment on a busy `worker_id` fails at once;
 - a message whose shape is not the environment's (a brain it never declared, more than MAX_AGENTS agents, an
-  observation of another length, a value not finite) raises UnityEnvironmentException naming it.
+  observation of another length, a value not finite) raises UnityEnvironmentException naming it;
+- the built-in executable is launched with a secret of its own (SECRET_ENV), which each of its calls carries:
+  any other process that calls the port is refused, so only the executable this client launched feeds it;
+- a call the client will not answer (it closed, or the caller went away) ends, so none keeps the process alive;
+- the executable leaves the reason it exited in a folder this client made for that launch (mkdtemp), read
+  as a regular file of at most ERROR_LIMIT bytes, never through a link, never waiting on a FIFO.
 """
 
 import importlib.abc
 import importlib.machinery
 import math
 import os
+import secrets
+import shutil
+import stat
 import sys
 import tempfile
+import threading
 import time
 
 PTH_NAME = "reacher_unityagents.pth"
@@ -28,6 +37,10 @@ ERROR_STATUS = 500  # a command the environment refused; header.message says why
 POLL_SECONDS = 0.1
 MAX_AGENTS = 1000  # as many arms as the built-in environment allows (reacher.physics.MAX_ARMS)
 MAX_SIZE = 10_000  # the longest observation or action a brain may declare
+ERRORS_ENV, SECRET_ENV = "REACHER_SERVE_ERRORS", "REACHER_SERVE_SECRET"  # handed to the built-in executable
+SECRET_KEY = "reacher-secret"  # the gRPC metadata that carries the secret
+ERROR_NAME, ERROR_LIMIT = "error.txt", 4096  # the executable's reason for exiting, in the launch's own folder
+BUILT_IN = os.path.realpath(os.path.join(os.path.dirname(os.path.abspath(__file__)), "Reacher_Linux_NoVis"))
 
 
 def timeout_seconds() -> float:
@@ -59,12 +72,8 @@ def _wait(communicator, what: str):
             communicator.is_open = False
             code = process.returncode
             ended = f"was killed by signal {-code}" if code < 0 else f"exited with code {code}"
-            try:  # the reason the built-in executable left, if any (a Unity build leaves none)
-                with open(error_file(communicator.port)) as f:
-                    said = f"It said: {f.read().strip()}"
-                os.remove(error_file(communicator.port))
-            except OSError:
-                said = "Its own output (stderr) says why."
+            reason = read_reason(getattr(communicator, "errors", None))  # the built-in executable's, if any
+            said = f"It said: {reason}" if reason else "Its own output (stderr) says why."
             raise UnityEnvironmentException(f"The environment process (pid {process.pid}) {ended} {what}. {said}")
         if time.monotonic() > deadline:
             raise UnityTimeOutException(
@@ -115,9 +124,73 @@ def _check_shape(sizes: dict, output) -> None:
         raise UnityEnvironmentException(f"The environment sent brain {name!r} {what}.")
 
 
-def error_file(port: int) -> str:
-    """Where the built-in executable (Reacher.x86_64, reacher/serve.py) leaves the reason it exited."""
-    return os.path.join(tempfile.gettempdir(), f"reacher-serve-{port}.err")
+def read_reason(folder) -> str | None:
+    """The reason the executable left in `folder` (made by this client for its launch), if any: a regular file
+    only, opened without following a link or waiting on a FIFO, at most ERROR_LIMIT bytes read."""
+    if not folder:
+        return None
+    try:
+        fd = os.open(os.path.join(folder, ERROR_NAME), os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK)
+    except OSError:
+        return None
+    try:
+        if not stat.S_ISREG(os.fstat(fd).st_mode):
+            return None
+        return os.read(fd, ERROR_LIMIT).decode("utf-8", "replace").strip() or None
+    finally:
+        os.close(fd)
+
+
+def write_reason(text: str) -> None:
+    """For the executable: `text` as the reason it exits, in the folder its client made for it (ERRORS_ENV), as a
+    new file (O_EXCL|O_NOFOLLOW); nothing where it was started by hand."""
+    folder = os.environ.get(ERRORS_ENV)
+    if not folder:
+        return
+    try:
+        flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_NONBLOCK
+        fd = os.open(os.path.join(folder, ERROR_NAME), flags, 0o600)
+    except OSError:
+        return
+    with os.fdopen(fd, "w") as f:
+        f.write(text[:ERROR_LIMIT])
+
+
+def _servicer(module, secret):
+    """The client's gRPC servicer, refusing calls that do not carry `secret` (where there is one), and ending any
+    call it will not answer (closed, or its caller gone) instead of waiting on it for ever."""
+    import grpc
+
+    class Checked(module.UnityToExternalServicerImplementation):
+        closed = False
+
+        def Exchange(self, request, context):
+            if secret is not None and dict(context.invocation_metadata()).get(SECRET_KEY) != secret:
+                context.abort(grpc.StatusCode.PERMISSION_DENIED, "only the executable this client launched calls it")
+            self.child_conn.send(request)
+            while not self.child_conn.poll(POLL_SECONDS):
+                if self.closed or not context.is_active():
+                    context.abort(grpc.StatusCode.CANCELLED, "the client closed, or the caller went away")
+            return self.child_conn.recv()
+
+        Initialize = Exchange
+
+    servicer = Checked()
+    _open_servicers.add(servicer)
+    return servicer
+
+
+_open_servicers = set()
+
+
+def _close_servicers() -> None:
+    """At exit, before Python joins the gRPC server's threads: every call still waiting ends."""
+    for servicer in list(_open_servicers):
+        servicer.closed = True
+
+
+if hasattr(threading, "_register_atexit"):  # run before the thread pools are joined (later ones run first)
+    threading._register_atexit(_close_servicers)
 
 
 def _patch_communicator(module) -> None:
@@ -136,7 +209,7 @@ def _patch_communicator(module) -> None:
 
     def initialize(self, inputs):
         self.server = grpc.server(ThreadPoolExecutor(max_workers=10), options=[("grpc.so_reuseport", 0)])
-        self.unity_to_external = module.UnityToExternalServicerImplementation()
+        self.unity_to_external = _servicer(module, getattr(self, "secret", None))
         add_UnityToExternalServicer_to_server(self.unity_to_external, self.server)
         try:
             bound = self.server.add_insecure_port(f"127.0.0.1:{self.port}")  # loopback: no other host drives it
@@ -194,16 +267,43 @@ def _patch_communicator(module) -> None:
             raise
         return output.unity_output
 
+    close = RpcCommunicator.close
+
+    def closing(self):
+        servicer = getattr(self, "unity_to_external", None)
+        if servicer is not None:
+            servicer.closed = True  # a call still waiting ends
+            _open_servicers.discard(servicer)
+        try:
+            close(self)
+        finally:
+            if getattr(self, "errors", None):
+                shutil.rmtree(self.errors, ignore_errors=True)
+
     RpcCommunicator.__init__, RpcCommunicator.initialize, RpcCommunicator.exchange = __init__, initialize, exchange
+    RpcCommunicator.close = closing
 
 
 def _patch_environment(module) -> None:
     UnityEnvironment = module.UnityEnvironment
     launch, send = UnityEnvironment.executable_launcher, UnityEnvironment.send_academy_parameters
 
-    def executable_launcher(self, *args, **kwargs):
-        launch(self, *args, **kwargs)
-        self.communicator.process = self.proc1  # so that a wait can tell a dead process from a slow one
+    def executable_launcher(self, file_name, *args, **kwargs):
+        communicator = self.communicator
+        if os.path.realpath(os.path.dirname(file_name.strip())) == BUILT_IN:  # the project's own executable
+            communicator.errors = tempfile.mkdtemp(prefix="reacher-serve-")  # this launch's, private (0700)
+            communicator.secret = secrets.token_hex(32)
+            handed = {ERRORS_ENV: communicator.errors, SECRET_ENV: communicator.secret}
+            saved = {k: os.environ.get(k) for k in handed}
+            os.environ.update(handed)  # inherited by the process launched now, and by no later one
+            try:
+                launch(self, file_name, *args, **kwargs)
+            finally:
+                for k, v in saved.items():
+                    os.environ.pop(k) if v is None else os.environ.__setitem__(k, v)
+        else:
+            launch(self, file_name, *args, **kwargs)
+        communicator.process = self.proc1  # so that a wait can tell a dead process from a slow one
 
     def send_academy_parameters(self, *args, **kwargs):
         try:

@@ -11,11 +11,13 @@ The protobuf classes come from the client's own wheel (`communicator_objects`).
 from __future__ import annotations
 
 import argparse
+import math
+import os
 import sys
 
 import numpy as np
 
-from .client_hook import ERROR_STATUS, error_file
+from .client_hook import ERROR_STATUS, SECRET_ENV, SECRET_KEY, write_reason
 from .environment import ACADEMY_NAME, BRAIN_NAME, ReacherEnvironment, UnityActionException, UnityEnvironmentException
 from .physics import ACTION_SIZE, DEFAULT_RESET_PARAMETERS, OBSERVATION_SIZE
 
@@ -61,7 +63,9 @@ def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
             file=sys.stderr,
         )
         return 2
-    exchange = co.UnityToExternalStub(channel).Exchange
+    call = co.UnityToExternalStub(channel).Exchange
+    secret = ((SECRET_KEY, os.environ.get(SECRET_ENV, "")),)  # what the client that launched it checks
+    exchange = lambda message: call(message, metadata=secret)
     message = co.UnityMessage(header=co.Header(status=200))
     init = message.unity_output.rl_initialization_output
     init.name, init.version, init.log_path = ACADEMY_NAME, API_VERSION, ""
@@ -101,18 +105,34 @@ def serve(port: int, num_agents: int = 20, wait: float = 60) -> int:
     return 0
 
 
+def seconds(text: str) -> float:
+    """A wait: a finite number of seconds above 0 (argparse names the option when this refuses)."""
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a number of seconds") from None
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} is not a finite number of seconds above 0")
+    return value
+
+
+def port(text: str) -> int:
+    if not text.isdigit() or not 1 <= int(text) <= 65535:
+        raise argparse.ArgumentTypeError(f"{text!r} is not a port (1 to 65535)")
+    return int(text)
+
+
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--port", type=int, default=5005)
+    parser.add_argument("--port", type=port, default=5005)
     parser.add_argument("--num-agents", type=int, default=20)
-    parser.add_argument("--wait", type=float, default=60, help="seconds to wait for the client")
+    parser.add_argument("--wait", type=seconds, default=60, help="seconds to wait for the client")
     args, _ = parser.parse_known_args(argv)  # and Unity player flags (-nographics, -batchmode): no graphics here
     try:
         return serve(args.port, args.num_agents, args.wait)
     except (UnityActionException, UnityEnvironmentException) as error:
         print(f"reacher.serve: {error}", file=sys.stderr)
-        with open(error_file(args.port), "w") as f:
-            f.write(str(error))  # for the client (reacher/client_hook.py)
+        write_reason(str(error))  # for the client, in the folder it made for this launch (reacher/client_hook.py)
         return 1
     except Exception as error:  # the client went away (closed, killed): end quietly
         import grpc

@@ -5,15 +5,18 @@ behaviour policy always acts with the learner's current actor."""
 import contextlib
 import errno
 import io
+import json
 import os
 import re
 import shutil
+import struct
 import subprocess
 import sys
 import textwrap
 
 import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
 from continuous_control import checkpoints
@@ -65,23 +68,25 @@ class Payload:
         return os.mkdir, (self.marker,)
 
 
-def replace_member(path, name, blob):
-    with np.load(path) as saved:
-        arrays = {k: saved[k] for k in saved.files}
-    if blob is None:
-        del arrays[name]
-    else:
-        arrays[name] = np.frombuffer(blob, np.uint8)
-    with open(path, "wb") as f:
-        np.savez(f, **arrays)
+def recrafted(path, tensors=None, state=None):
+    """The checkpoint at `path` with its tensors replaced by `tensors(dict)` or its state text by `state(text)`,
+    its SHA-256 made anew (a crafted file, not a damaged one)."""
+    data = path.read_bytes()
+    size = struct.unpack("<Q", data[:8])[0]
+    text = json.loads(data[8 : 8 + size])["__metadata__"]["state"]
+    arrays = safetensors.torch.load(data)
+    if tensors:
+        tensors(arrays)
+    path.write_bytes(checkpoints.checkpoint_bytes(arrays, state(text) if state else text))
 
 
 def test_a_crafted_checkpoint_runs_no_code_and_is_refused(saved, tmp_path):
+    """A pickle where the checkpoint should be (an older project's format, or a crafted one): nothing in it runs."""
     marker = tmp_path / "pwned"
     blob = io.BytesIO()
     torch.save({"config": Payload(str(marker))}, blob)
-    replace_member(saved, "state", blob.getvalue())
-    with pytest.raises(checkpoints.CheckpointError, match=re.escape(str(saved)) + ".*Python objects"):
+    saved.write_bytes(blob.getvalue())
+    with pytest.raises(checkpoints.CheckpointError, match=re.escape(str(saved)) + ".*not a safetensors file"):
         one_episode(tmp_path, resume=True)
     assert not marker.exists()
     assert saved.exists()  # nothing deleted
@@ -101,11 +106,9 @@ def test_a_damaged_checkpoint_names_the_file_and_the_ways_out(saved, tmp_path, d
         middle[len(data) // 2] ^= 0xFF
         saved.write_bytes(bytes(middle))
     elif damage == "missing member":
-        replace_member(saved, "priorities", None)
+        recrafted(saved, tensors=lambda t: t.pop("priorities"))
     else:
-        blob = io.BytesIO()
-        torch.save([1, 2, 3], blob)
-        replace_member(saved, "state", blob.getvalue())
+        recrafted(saved, state=lambda text: "[1, 2, 3]")
     before = saved.read_bytes()
     with pytest.raises(checkpoints.CheckpointError) as error:
         one_episode(tmp_path, resume=True)
@@ -322,7 +325,6 @@ def test_a_mirroring_agent_acts_on_a_mirrored_goal_with_mirrored_actions(tmp_pat
 def crafted_policy(folder, marker, where: str):
     """checkpoints/actor.pt2 with a pickle that would create `marker`: as a weight marked `use_pickle`, or as
     the sample inputs (which torch.export.load unpickles fully when a weights-only load fails)."""
-    import json
     import zipfile
 
     payload = io.BytesIO()
@@ -346,15 +348,20 @@ def crafted_policy(folder, marker, where: str):
 
 
 @pytest.mark.parametrize("where", ["weight", "sample inputs"])
-def test_a_crafted_exported_policy_runs_no_code_and_is_refused(tmp_path, where):
+def test_a_crafted_exported_policy_runs_no_code_and_is_never_read(trained, tmp_path, where):
+    """The project rebuilds a policy from policy.json and policy.safetensors: a crafted actor.pt2 beside them is
+    never read (nothing loads it), though torch alone would run it."""
     from continuous_control.results import load_policy
 
+    folder = tmp_path / "run"
+    shutil.copytree(trained, folder, ignore=shutil.ignore_patterns("resume*"))
+    states = np.random.default_rng(0).standard_normal((20, 33)).astype(np.float32)
+    expected = load_policy(str(folder))(states)
     marker = tmp_path / "pwned"
-    path = crafted_policy(tmp_path, marker, where)
-    with pytest.raises(ValueError, match="could run code"):
-        load_policy(str(path))
+    path = crafted_policy(folder, marker, where)
+    assert np.array_equal(load_policy(str(path))(states), expected)
     assert not marker.exists()
-    with contextlib.suppress(Exception):  # what the check guards against: torch alone runs it
+    with contextlib.suppress(Exception):  # what the project no longer does: torch alone runs it
         torch.export.load(str(path))
     assert marker.exists()
 
@@ -447,31 +454,25 @@ def test_a_recorded_result_replaces_the_old_one_whole_or_not_at_all(tmp_path, mo
 def test_a_checkpoint_whose_parts_disagree_is_refused_naming_them(saved, tmp_path):
     """A checkpoint that says episode 50 over a 1-episode history, or a replay larger than its arrays, is
     refused before anything is restored."""
-    with np.load(saved) as f:
-        arrays = {k: f[k] for k in f.files}
-    state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
-    for change, named in (
-        (lambda s, a: s.update(episode=50), "episode 50"),
-        (lambda s, a: a.update(states=a["states"][:10]), "states 10"),
+    original = saved.read_bytes()
+    for craft, named in (
+        (dict(state=lambda text: text.replace('"episode": 1,', '"episode": 50,', 1)), "episode 50"),
+        (dict(tensors=lambda t: t.update(states=t["states"][:10].clone())), "states 10"),
     ):
-        s, a = dict(state), dict(arrays)
-        change(s, a)
-        blob = io.BytesIO()
-        torch.save(s, blob)
-        with open(saved, "wb") as f:
-            np.savez(f, **{**a, "state": np.frombuffer(blob.getvalue(), np.uint8)})
+        saved.write_bytes(original)
+        recrafted(saved, **craft)
         with pytest.raises(checkpoints.CheckpointError) as error:
             one_episode(tmp_path, resume=True)
         assert str(saved) in str(error.value) and named in str(error.value)
 
 
 def test_the_exported_policy_takes_numpy_and_single_states(trained):
-    """actor.pt2 as load_policy gives it: tensors or numpy arrays, float32 or float64, one state or one per arm;
+    """The policy as load_policy gives it (from the folder of the actor.pt2 older code loaded): tensors or numpy
+    arrays, float32 or float64, one state or one per arm;
     anything else is a ValueError that names the file and the state size."""
     from continuous_control.results import load_policy
 
-    path = str(trained / "actor.pt2")
-    policy = load_policy(path)
+    policy, path = load_policy(str(trained / "actor.pt2")), str(trained / "policy.safetensors")
     states = np.random.default_rng(0).standard_normal((20, 33))
     expected = policy(torch.as_tensor(states, dtype=torch.float32)).detach().numpy()
     np.testing.assert_allclose(policy(states), expected, atol=1e-6)

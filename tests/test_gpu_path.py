@@ -110,9 +110,12 @@ def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
     for key, value in rows[0].items():
         assert np.isclose(value, rows[1][key], rtol=1e-4), key
     record = Recorder(fast)
-    save_checkpoint(str(tmp_path), fast, None, 1, {"mean": []}, "code", record)
+    one = [1.0]  # the history of one episode, as a run records it
+    history = {**dict.fromkeys(("mean", "min", "max", "avg100", "wall"), one), "arms": [one * ARMS]}
+    history |= {"solved_at": None, "diagnostics": [{"updates": 28.0}]}
+    save_checkpoint(str(tmp_path), fast, None, 1, history, "code", record)
     again = graphed(Agent)(Config(**SMALL), S, A, ARMS)
-    assert load_checkpoint(str(tmp_path), again, None, "code", Recorder(again)) == (1, {"mean": []})
+    assert load_checkpoint(str(tmp_path), again, None, "code", Recorder(again)) == (1, history)
     assert_same(state(fast), state(again), 0)
 
 

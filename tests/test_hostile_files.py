@@ -1,15 +1,13 @@
 """Every file the project reads is hostile until checked (issue: files and sockets trust nothing). Each finding of
-the review has its test: a crafted policy archive or graph, symlinks planted where the run writes, edited or
-impossible scores, a FIFO, /dev/zero, deep JSON, an impossible checkpoint, a NaN in a checkpoint or a priority,
-too many arms; then a fuzz test that flips bytes in every kind of file a run folder holds and sees a refusal naming
-the file, or the exact values."""
+the review has its test: the mirrored policy as data, symlinks planted where the run writes, edited or impossible
+scores, a FIFO, /dev/zero, deep JSON, a NaN priority, too many arms; then a fuzz test that flips bytes in every kind
+of file a run folder holds and sees a refusal naming the file, or the exact values. The crafted checkpoints and
+policies of the later review are in test_data_files.py."""
 
-import io
 import json
 import os
 import shutil
 import threading
-import zipfile
 
 import numpy as np
 import pytest
@@ -17,8 +15,8 @@ import torch
 
 from continuous_control import checkpoints
 from continuous_control.agent import Config, train, walk_step
-from continuous_control.files import MANIFEST, FileRefused
-from continuous_control.results import Float32Input, load_policy, load_run, saved
+from continuous_control.files import MANIFEST, FileRefused, manifest
+from continuous_control.results import load_policy, load_run, policy_files, write_files
 from continuous_control.sumtree import SumTree
 from reacher import ReacherEnvironment
 
@@ -45,93 +43,27 @@ def folder(finished, tmp_path):
     return tmp_path / "run"
 
 
-def rezip(path, out, extra=(), replace=None):
-    """The archive `path` written to `out` with each member's bytes through `replace`, then `extra` members."""
-    with zipfile.ZipFile(path) as source, zipfile.ZipFile(out, "w") as target:
-        for info in source.infolist():
-            data = source.read(info)
-            target.writestr(info, replace(info.filename, data) if replace else data)
-        for name, data in extra:
-            target.writestr(name, data)
-    return out
+def reseal(folder) -> None:
+    """The manifest written anew over the folder's files: an editor who rewrites it too, so that only the checks
+    of the values stand between the edit and the report."""
+    names = [n for n in json.loads((folder / MANIFEST).read_text()) if (folder / n).exists()]
+    (folder / MANIFEST).write_text(manifest({n: (folder / n).read_bytes() for n in names}))
 
 
-# --- exported policies are data ---
+# --- policies are data ---
 
 
-def test_a_policy_archive_with_a_member_twice_is_refused_before_torch_reads_it(folder):
-    path = folder / "actor.pt2"
-    with zipfile.ZipFile(path) as z:
-        name = next(n for n in z.namelist() if n.endswith("model_weights_config.json"))
-        twice = (name, z.read(name))
-    with pytest.warns(UserWarning, match="Duplicate name"):
-        rezip(path, folder / "twice.pt2", extra=[twice])
-    with pytest.raises(FileRefused, match=r"twice\.pt2.*more than once"):
-        load_policy(str(folder / "twice.pt2"))
+def test_the_report_s_mirrored_policy_is_saved_as_data_and_acts_as_the_module(tmp_path):
+    """The report's mirroring ablation: its policy, rebuilt from policy.json and policy.safetensors, acts as the
+    MirroredPolicy it was saved from, bit for bit."""
+    from experiments.ablations import Ablation, AblationAgent, MirroredPolicy
 
-
-def test_a_policy_archive_with_a_member_no_policy_holds_is_refused(folder):
-    rezip(folder / "actor.pt2", folder / "extra.pt2", extra=[("archive/data/evil.pkl", b"\x80\x04N.")])
-    with pytest.raises(FileRefused, match=r"extra\.pt2.*evil\.pkl"):
-        load_policy(str(folder / "extra.pt2"))
-
-
-class Sine(torch.nn.Module):  # arithmetic no actor needs
-    def forward(self, x):
-        return torch.sin(x)[:, :4]
-
-
-class Random(torch.nn.Module):  # a random operator
-    def forward(self, x):
-        return torch.rand_like(x)[:, :4]
-
-
-class Counter(torch.nn.Module):  # a write into its own state
-    def __init__(self):
-        super().__init__()
-        self.register_buffer("calls", torch.zeros(1))
-
-    def forward(self, x):
-        self.calls.add_(1)
-        return x[:, :4] * 0
-
-
-@pytest.mark.parametrize("module", [Sine(), Random(), Counter()], ids=["math", "random", "state write"])
-def test_a_policy_whose_graph_does_what_no_actor_does_is_refused_before_it_runs(tmp_path, module):
-    exported = torch.export.export(Float32Input(module), (torch.zeros(2, 33),))
-    (tmp_path / "policy.pt2").write_bytes(saved(torch.export.save, exported))
-    with pytest.raises(FileRefused, match=r"policy\.pt2: its graph"):
-        load_policy(str(tmp_path / "policy.pt2"))
-
-
-def test_a_graph_edited_to_call_a_file_operator_is_refused_before_it_runs(folder):
-    """The review's exploit: an exported graph whose operator writes a file when the policy runs."""
-    victim = folder / "victim.pth"
-    victim.write_text("untouched")
-
-    def to_file_op(name, data):  # every tanh of the program becomes aten.fill_ (an in-place write)
-        return (
-            data.replace(b"torch.ops.aten.tanh.default", b"torch.ops.aten.fill_.Scalar")
-            if name.endswith("model.json")
-            else data
-        )
-
-    rezip(folder / "actor.pt2", folder / "edited.pt2", replace=to_file_op)
-    with pytest.raises(FileRefused, match=r"edited\.pt2"):
-        load_policy(str(folder / "edited.pt2"))
-    assert victim.read_text() == "untouched"
-
-
-def test_the_report_s_mirrored_policy_exports_and_loads(tmp_path):
-    """The allow-list holds what the report's mirroring ablation exports, besides the plain actor."""
-    from continuous_control.agent import Actor, Normalizer
-    from experiments.ablations import MirroredPolicy
-
-    policy = Float32Input(MirroredPolicy(Normalizer(33), Actor(33, 4, (16, 16))).eval())
-    exported = torch.export.export(policy, (torch.zeros(2, 33),), dynamic_shapes=({0: torch.export.Dim("arms")},))
-    (tmp_path / "mirror.pt2").write_bytes(saved(torch.export.save, exported))
+    agent = AblationAgent(Ablation(mirror=True, **SMALL), 33, 4, 20)
+    write_files(str(tmp_path), policy_files(agent))
+    states = STATES * np.where(np.arange(20) % 2, 1, -1)[:, None].astype(np.float32)  # both goal directions
     with torch.no_grad():
-        assert load_policy(str(tmp_path / "mirror.pt2"))(STATES).shape == (20, 4)
+        expected = MirroredPolicy(agent.norm, agent.actor_target)(torch.as_tensor(states)).numpy()
+    assert np.array_equal(load_policy(str(tmp_path))(states), expected)
 
 
 # --- writes that cannot be redirected ---
@@ -160,11 +92,11 @@ def test_symlinks_planted_where_a_run_writes_are_never_written_through(tmp_path,
 def test_a_folder_left_half_replaced_is_refused_by_its_manifest(folder):
     """A kill between the renames of a save leaves new files beside the old manifest: the mix is refused."""
     load_run(str(folder))  # as written: accepted
-    manifest = json.loads((folder / MANIFEST).read_text())
-    assert {"scores.csv", "summary.json", "actor.pt", "actor.pt2"} <= set(manifest)
-    (folder / "actor.pt").write_bytes((folder / "critic.pt").read_bytes())  # a file of another write
-    with pytest.raises(FileRefused, match=r"actor\.pt is not the file that .*manifest\.json lists"):
-        load_run(str(folder))
+    listed = json.loads((folder / MANIFEST).read_text())
+    assert {"scores.csv", "summary.json", "policy.json", "policy.safetensors", "networks.safetensors"} <= set(listed)
+    (folder / "policy.safetensors").write_bytes((folder / "networks.safetensors").read_bytes())  # another write's
+    with pytest.raises(FileRefused, match=r"policy\.safetensors is not the file that .*manifest\.json lists"):
+        load_policy(str(folder))
 
 
 # --- silently wrong numbers ---
@@ -179,17 +111,17 @@ def test_a_folder_left_half_replaced_is_refused_by_its_manifest(folder):
     ids=["edited score", "swapped header"],
 )
 def test_an_edited_scores_file_is_refused_naming_the_file_and_field(folder, edit, field):
-    os.remove(folder / MANIFEST)  # the checks of the values alone, as for a folder written before manifests
     (folder / "scores.csv").write_text(edit((folder / "scores.csv").read_text()))
+    reseal(folder)  # the checks of the values alone
     with pytest.raises(FileRefused, match=rf"scores\.csv.*{field}"):
         load_run(str(folder))
 
 
 def test_a_summary_that_disagrees_with_the_scores_is_refused(folder):
-    os.remove(folder / MANIFEST)
     summary = json.loads((folder / "summary.json").read_text())
     summary["mean_episodes_1_100"] += 100
     (folder / "summary.json").write_text(json.dumps(summary))
+    reseal(folder)
     with pytest.raises(FileRefused, match=r"summary\.json: mean_episodes_1_100"):
         load_run(str(folder))
 
@@ -231,65 +163,9 @@ def test_dev_zero_in_place_of_the_summary_is_refused_without_reading_it(folder):
 
 def test_deeply_nested_json_is_refused_naming_the_file(folder):
     (folder / "config.json").write_text("[" * 100_000 + "]" * 100_000)
-    os.remove(folder / MANIFEST)
+    reseal(folder)
     with pytest.raises(FileRefused, match=r"config\.json nests deeper"):
         load_run(str(folder))
-
-
-def crafted_checkpoint(folder, **changes):
-    """The run's checkpoint with its state's fields changed."""
-    path = folder / "resume" / checkpoints.FILE
-    with np.load(path) as saved_arrays:
-        arrays = dict(saved_arrays)
-    state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
-    for key, value in changes.items():
-        if value is None:
-            del state[key]
-        else:
-            state[key] = value
-    blob = io.BytesIO()
-    torch.save(state, blob)
-    arrays["state"] = np.frombuffer(blob.getvalue(), np.uint8)
-    np.savez(path, **arrays)
-    return path
-
-
-@pytest.mark.parametrize(
-    "changes, reason",
-    [({"episode": 10**9}, "episode"), ({"episode": -5}, "episode"), ({"nets": {}}, "networks"),
-     ({"shape": [7, 33]}, "shape")],
-    ids=["episode 10**9", "episode -5", "no networks", "bad shape"],
-)  # fmt: skip
-def test_an_impossible_checkpoint_is_refused_naming_it(folder, changes, reason):
-    path = crafted_checkpoint(folder, **changes)
-    with pytest.raises(checkpoints.CheckpointError, match=rf"{checkpoints.FILE}.*{reason}"):
-        checkpoints.read_checkpoint(str(path))
-
-
-def poisoned_checkpoint(folder, where):
-    """The run's checkpoint with one value made NaN: in a network's weights, an optimiser's moments, or a priority."""
-    path = folder / "resume" / checkpoints.FILE
-    with np.load(path) as saved_arrays:
-        arrays = dict(saved_arrays)
-    state = torch.load(io.BytesIO(arrays["state"].tobytes()), weights_only=True)
-    if where == "priorities":
-        arrays["priorities"][3] = np.nan
-    elif where == "nets":
-        next(iter(state["nets"]["actor"].values())).view(-1)[0] = np.nan
-    else:
-        next(iter(state["opts"]["critic"]["state"].values()))["exp_avg"].view(-1)[0] = np.nan
-    blob = io.BytesIO()
-    torch.save(state, blob)
-    arrays["state"] = np.frombuffer(blob.getvalue(), np.uint8)
-    np.savez(path, **arrays)
-    return path
-
-
-@pytest.mark.parametrize("where", ["priorities", "nets", "opts"])
-def test_a_checkpoint_holding_a_nan_is_refused_naming_where(folder, where):
-    path = poisoned_checkpoint(folder, where)
-    with pytest.raises(checkpoints.CheckpointError, match=rf"{checkpoints.FILE}.*its {where}\S* holds a value that"):
-        checkpoints.read_checkpoint(str(path))
 
 
 def test_a_nan_priority_is_refused_naming_the_transition_and_leaves_the_tree_as_it_was():
@@ -302,19 +178,6 @@ def test_a_nan_priority_is_refused_naming_the_transition_and_leaves_the_tree_as_
     assert tree.total() == 36.0 and tree[4] == 5.0
 
 
-def test_a_checkpoint_that_would_inflate_past_its_limit_is_refused_before_it_does(folder, monkeypatch):
-    """A small file whose arrays expand past the limit (the review's: 5 MB to 3.4 GB), here scaled down."""
-    path = folder / "resume" / checkpoints.FILE
-    with np.load(path) as saved_arrays:
-        arrays = {**saved_arrays, "replayed": np.zeros(10**7, np.int8)}  # ten million zeros compress to little
-    with open(path, "wb") as f:
-        np.savez_compressed(f, **arrays)
-    limit = os.path.getsize(path) + 1
-    monkeypatch.setattr(checkpoints, "CHECKPOINT_LIMIT", limit)
-    with pytest.raises(checkpoints.CheckpointError, match=f"expands to more than {limit:,} bytes"):
-        checkpoints.read_checkpoint(str(path))
-
-
 def test_an_environment_of_a_million_arms_is_refused_at_once():
     with pytest.raises(ValueError, match="from 1 to 1000; got 1000000"):
         ReacherEnvironment(num_agents=10**6, verbose=False)
@@ -322,7 +185,8 @@ def test_an_environment_of_a_million_arms_is_refused_at_once():
 
 # --- the fuzz test ---
 
-KINDS = ["scores.csv", "arm_scores.csv", "summary.json", "config.json", "diagnostics.csv", "actor.pt2", MANIFEST]
+KINDS = ["scores.csv", "arm_scores.csv", "summary.json", "config.json", "diagnostics.csv", "policy.json"]
+KINDS += ["policy.safetensors", MANIFEST]
 
 
 @pytest.mark.parametrize("name", KINDS + [checkpoints.FILE])
@@ -330,7 +194,7 @@ def test_a_flipped_byte_is_refused_naming_the_file_or_changes_nothing(folder, na
     """40 flips per kind, each alone, from a fixed seed: the outcome is a refusal that names the file, or the
     exact values of the untouched folder."""
     original = load_run(str(folder))
-    policy = load_policy(str(folder / "actor.pt2"))(STATES)
+    policy = load_policy(str(folder))(STATES)
     path = folder / "resume" / name if name == checkpoints.FILE else folder / name
     data = path.read_bytes()
     rng = np.random.default_rng(sum(map(ord, name)))
@@ -347,7 +211,7 @@ def test_a_flipped_byte_is_refused_naming_the_file_or_changes_nothing(folder, na
                 assert json.dumps(again["summary"]) == json.dumps(original["summary"])
                 assert all(np.array_equal(again["scores"][k], original["scores"][k]) for k in original["scores"])
                 assert np.array_equal(again["arms"], original["arms"]) and again["config"] == original["config"]
-                assert np.array_equal(load_policy(str(folder / "actor.pt2"))(STATES), policy)
+                assert np.array_equal(load_policy(str(folder))(STATES), policy)
         except (ValueError, checkpoints.CheckpointError) as error:
             assert name in str(error), str(error)
             refused += 1

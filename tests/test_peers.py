@@ -12,6 +12,7 @@ import numpy as np
 import pytest
 import torch
 
+from continuous_control.files import MANIFEST
 from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
 from experiments import peers, runs
@@ -184,7 +185,8 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
     )
     folder = tmp_path / "res" / name / "seed0"
     assert sorted(os.listdir(tmp_path / "res" / name)) == ["seed0"], "no partial folder left behind"
-    assert sorted(os.listdir(folder)) == ["arm_scores.csv", "config.json", "scores.csv", "summary.json"]
+    written = ["arm_scores.csv", "config.json", "scores.csv", "summary.json", MANIFEST]
+    assert sorted(os.listdir(folder)) == sorted(written)
     if os.path.exists(FULL):
         header = lambda path: Path(path).read_text().splitlines()[0]
         assert header(folder / "scores.csv") == header(os.path.join(FULL, "scores.csv"))

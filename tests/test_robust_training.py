@@ -2,6 +2,7 @@
 resume into another environment, float64 observations or a smoke run leave the files as they were
 or whole, and nothing behind."""
 
+import contextlib
 import os
 import subprocess
 import sys
@@ -42,11 +43,16 @@ def files(folder) -> dict:
 
 
 def test_a_run_whose_checkpoints_cannot_be_written_still_writes_its_results(tmp_path, monkeypatch, capsys):
-    def disk_full(f, **arrays):
-        f.write(b"part of a checkpoint")
-        raise NO_SPACE
+    real = checkpoints.atomic_file
 
-    monkeypatch.setattr(checkpoints.np, "savez", disk_full)
+    @contextlib.contextmanager
+    def disk_full(path, mode="w"):
+        with real(path, mode) as f:
+            f.write(b"part of a checkpoint")
+            raise NO_SPACE
+        yield f
+
+    monkeypatch.setattr(checkpoints, "atomic_file", disk_full)
     history = run(tmp_path, 2)
     err = capsys.readouterr().err
     assert str(tmp_path / "resume" / checkpoints.FILE) in err and f"[Errno {NO_SPACE.errno}]" in err

@@ -4,10 +4,12 @@ refusal of a damaged results folder, naming the folder."""
 import json
 import os
 import shutil
+from pathlib import Path
 
 import numpy as np
 import pytest
 
+from continuous_control.files import MANIFEST, manifest
 from continuous_control.provenance import ROOT
 from continuous_control.results import first_episode_at, running_mean
 from experiments import runs
@@ -24,9 +26,10 @@ def fake_run(folder, seed, means, variant=None, **summary):
     arms[:, 1] += 1.0
     episodes = np.arange(1, len(means) + 1)
     average = running_mean(means)
+    solved = next((int(e) for e, a in zip(episodes, average) if e >= 100 and a >= 30), None)
     np.savetxt(
         os.path.join(folder, "scores.csv"),
-        np.column_stack([episodes, means, means - 1, means + 1, average, episodes]),
+        np.column_stack([episodes, means, means - 1, means + 1, average, episodes * 120.0 / len(means)]),
         delimiter=",",
         header="episode,mean,min,max,avg100,wall_seconds",
         comments="",
@@ -45,12 +48,15 @@ def fake_run(folder, seed, means, variant=None, **summary):
             {
                 "seed": seed,
                 "variant": variant,
-                "solved_at": next((int(e) for e, a in zip(episodes, average) if e >= 100 and a >= 30), None),
+                "solved_at": solved,
                 "first_episode_mean_30": first_episode_at(means),
                 "mean_episodes_1_100": float(means[:100].mean()),
                 "arm_means_episodes_1_100": arms[:100].mean(0).tolist(),
                 "wall_seconds": 120.0,
-                "wall_seconds_to_solve": None,
+                "wall_seconds_to_solve": solved * 120.0 / len(means) if solved else None,
+                "final_avg100": float(average[-1]),
+                "environment": "built-in replica",
+                "machine": "x86_64 (Example CPU), 2 cores, torch threads 1",
                 "episodes": len(means),
                 "commit": "abc1234",
                 "processor": "Example CPU",
@@ -58,6 +64,9 @@ def fake_run(folder, seed, means, variant=None, **summary):
             },
             f,
         )
+    names = ("scores.csv", "arm_scores.csv", "config.json", "summary.json")
+    with open(os.path.join(folder, MANIFEST), "w") as f:  # last, as every run's writer does
+        f.write(manifest({name: Path(folder, name).read_bytes() for name in names}))
 
 
 def test_a_runs_measures_are_its_first_100_episodes(tmp_path):

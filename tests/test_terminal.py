@@ -12,6 +12,7 @@ import pytest
 
 from continuous_control.agent import Config, train
 from continuous_control.checkpoints import FILE
+from continuous_control.files import MANIFEST, manifest
 from continuous_control.provenance import ROOT
 from continuous_control.training import PROGRESS
 from reacher import ReacherEnvironment
@@ -95,6 +96,8 @@ def copy_of(saved, tmp_path, **summary):
     shutil.copytree(os.path.join(ROOT, saved), folder)
     data = json.loads((folder / "summary.json").read_text())
     (folder / "summary.json").write_text(json.dumps({**data, **summary}))
+    listed = json.loads((folder / MANIFEST).read_text())  # the run as if it had been written so
+    (folder / MANIFEST).write_text(manifest({name: (folder / name).read_bytes() for name in listed}))
     return folder
 
 

@@ -1,6 +1,7 @@
 """Training checkpoints atomically as it goes, resumes to the same scores, starts afresh unless
 asked to resume, and is the same run from the notebook as from experiments/run.py."""
 
+import contextlib
 import errno
 import json
 import os
@@ -11,10 +12,13 @@ import types
 
 import numpy as np
 import pytest
+import safetensors.torch
 import torch
 
 from continuous_control import checkpoints
-from continuous_control.agent import Actor, Agent, Config, NoisyActor, Normalizer, train
+from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
+from continuous_control.playback import load_networks
+from continuous_control.results import load_policy
 from continuous_control.training import PROGRESS
 from experiments.run import run_one
 from reacher import ReacherEnvironment
@@ -142,13 +146,16 @@ def test_a_checkpoint_written_in_the_background_holds_the_state_when_it_was_save
     steps(10)  # priorities, flags and weights change under the writer
     moved_on.set()
     checkpoints.wait_for_checkpoint()
-    with (
-        np.load(tmp_path / "plain" / checkpoints.FILE) as plain,
-        np.load(tmp_path / "background" / checkpoints.FILE) as background,
-    ):
-        assert sorted(plain.files) == sorted(background.files)
-        for name in plain.files:
-            np.testing.assert_array_equal(plain[name], background[name], err_msg=name)
+
+    def contents(kind):  # the state's text and every tensor (the header's order of fields may differ)
+        data = (tmp_path / kind / checkpoints.FILE).read_bytes()
+        size = int.from_bytes(data[:8], "little")
+        return json.loads(data[8 : 8 + size])["__metadata__"]["state"], safetensors.torch.load(data)
+
+    (state, plain), (same, background) = contents("plain"), contents("background")
+    assert state == same and plain.keys() == background.keys()
+    for name, x in plain.items():
+        assert torch.equal(x, background[name]), name
     assert agent.updates > 5 and agent.memory.size > 64
 
 
@@ -160,11 +167,16 @@ def test_a_failed_background_write_is_reported_at_once_and_keeps_the_previous_ch
     checkpoints.wait_for_checkpoint()
     before = (tmp_path / checkpoints.FILE).read_bytes()
 
-    def disk_full(f, **arrays):
-        f.write(b"part of a checkpoint")
-        raise OSError(28, "No space left on device")
+    real = checkpoints.atomic_file
 
-    monkeypatch.setattr(checkpoints.np, "savez", disk_full)
+    @contextlib.contextmanager
+    def disk_full(path, mode="w"):
+        with real(path, mode) as f:
+            f.write(b"part of a checkpoint")
+            raise OSError(28, "No space left on device")
+        yield f
+
+    monkeypatch.setattr(checkpoints, "atomic_file", disk_full)
     checkpoints.save_checkpoint(tmp_path, agent, None, 2, {"mean": [1.0, 2.0]}, "code", background=True)
     checkpoints.wait_for_checkpoint()  # the writer is done; nothing raised
     err = capsys.readouterr().err
@@ -224,14 +236,12 @@ def test_exported_policy_loads_with_torch_alone_and_is_the_target_actor(referenc
     states = torch.as_tensor(
         ReacherEnvironment(seed=3, verbose=False).reset()["ReacherBrain"].vector_observations, dtype=torch.float32
     )
-    nets = {name: torch.load(tmp_path / f"{name}.pt") for name in ("actor_target", "actor", "normalizer")}
-    assert not all(torch.equal(nets["actor"][k], nets["actor_target"][k]) for k in nets["actor"])
-    actor = NoisyActor(33, 4, SMALL["hidden"], Config().noisy_sigma0)
-    actor.load_state_dict(nets["actor_target"])
-    actor.set_noise(None)
-    norm = Normalizer(33)
-    norm.load_state_dict(nets["normalizer"])
-    torch.testing.assert_close(policy(states), actor(norm(states)))
+    nets = load_networks(str(tmp_path))  # networks.safetensors: the noise-free target actor, the normaliser
+    online, target = nets["actor"].state_dict(), nets["actor_target"].state_dict()
+    assert not all(torch.equal(online[k], target[k]) for k in online)
+    with torch.no_grad():
+        torch.testing.assert_close(policy(states), nets["actor_target"](nets["normalizer"](states)))
+        torch.testing.assert_close(load_policy(str(tmp_path))(states), policy(states), rtol=0, atol=0)
 
 
 def test_progress_bar_ends_at_the_episode_where_the_run_stopped():
