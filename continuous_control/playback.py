@@ -26,7 +26,7 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
         raise FileRefused(f"{os.path.join(run, 'config.json')}: not a configuration of this agent ({error})") from None
     nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
     wanted = {f"{name}.{k}": tuple(v.shape) for name, net in nets.items() for k, v in net.state_dict().items()}
-    tensors = from_safetensors(files[NETWORKS], os.path.join(run, NETWORKS), wanted)
+    tensors = from_safetensors(files[NETWORKS], os.path.join(run, NETWORKS), wanted, "config.json")
     for name, net in nets.items():
         net.load_state_dict({k[len(name) + 1 :]: v for k, v in tensors.items() if k.startswith(f"{name}.")})
         if noisy and name.startswith("actor"):

@@ -135,7 +135,6 @@ def exported_policy(agent, state_size: int) -> bytes:
     return saved(torch.export.save, exported)
 
 
-LESSON = {"actor": "actor", "normalizer": "norm"}  # the .pt files the lesson's last cells still load themselves
 POLICY, POLICY_WEIGHTS, NETWORKS = "policy.json", "policy.safetensors", "networks.safetensors"
 POLICY_LIMIT = 64 * MIB  # policy.safetensors and networks.safetensors: the four networks are about 0.5 MB
 MAX_WIDTH, MAX_LAYERS = 4096, 8  # the widest and deepest actor a policy.json may describe
@@ -147,7 +146,7 @@ def to_safetensors(tensors: dict) -> bytes:
     return safetensors.torch.save({k: v.detach().to("cpu").contiguous().clone() for k, v in tensors.items()})
 
 
-def from_safetensors(data: bytes, path: str, wanted: dict) -> dict:
+def from_safetensors(data: bytes, path: str, wanted: dict, described_by: str = "its JSON") -> dict:
     """The tensors of safetensors bytes, exactly `wanted` ({name: shape}, float32) and finite; FileRefused naming
     `path` for anything else. The format holds no code: a bounded header, then raw numbers at exact offsets."""
     try:
@@ -157,11 +156,12 @@ def from_safetensors(data: bytes, path: str, wanted: dict) -> dict:
     if set(tensors) != set(wanted):
         odd = sorted(set(tensors) ^ set(wanted))[0]
         raise FileRefused(
-            f"{path} holds the tensors {sorted(tensors)[:4]}..., not what its JSON describes ({odd}); refused"
+            f"{path} holds the tensors {sorted(tensors)[:4]}..., not what {described_by} describes ({odd}); refused"
         )
     for name, x in tensors.items():
         if x.dtype != torch.float32 or tuple(x.shape) != tuple(wanted[name]):
-            raise FileRefused(f"{path}: {name} is {x.dtype} of shape {tuple(x.shape)}, not float32 {wanted[name]}")
+            got = f"{x.dtype} of shape {tuple(x.shape)}"
+            raise FileRefused(f"{path}: {name} is {got}, not float32 {wanted[name]} as {described_by} says")
         if not torch.isfinite(x).all():
             raise FileRefused(f"{path}: {name} holds a value that is not a finite number; refused")
     return tensors
@@ -283,7 +283,7 @@ def load_policy(path: str) -> Policy:
     files = read_folder(folder, {POLICY: MIB, POLICY_WEIGHTS: POLICY_LIMIT}, names=(POLICY, POLICY_WEIGHTS))
     where = lambda name: os.path.join(folder, name)
     spec = check_architecture(parse_json(files[POLICY], where(POLICY)), where(POLICY))
-    tensors = from_safetensors(files[POLICY_WEIGHTS], where(POLICY_WEIGHTS), policy_tensors(spec))
+    tensors = from_safetensors(files[POLICY_WEIGHTS], where(POLICY_WEIGHTS), policy_tensors(spec), POLICY)
     if (tensors["normalizer.var"] < 0).any() or not tensors["normalizer.count"] > 0:
         raise FileRefused(f"{where(POLICY_WEIGHTS)}: its normaliser's variance or count is negative; refused")
     return Policy(spec, tensors, where(POLICY_WEIGHTS))
@@ -299,11 +299,6 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
     """Weights, the exported policy, the configuration, per-episode and per-arm scores, a summary: all of
     them or none (`write_files`; the folder's other files, such as resume/, stay)."""
     files = {**policy_files(agent), NETWORKS: to_safetensors(network_tensors(agent))}
-    # Until the lesson's cell that loads them reads networks.safetensors (playback.load_networks): written only.
-    files |= {
-        f"{name}.pt": saved(torch.save, net.state_dict())
-        for name, net in (("actor", agent.actor), ("normalizer", agent.norm))
-    }
     files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())  # for deployers: never read by the project
     files["config.json"] = json.dumps(asdict(agent.cfg), indent=2)
     columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
@@ -521,7 +516,7 @@ def parse_run(files: dict, path: str) -> dict:
     if not numbers(summary.get("arm_means_episodes_1_100"), agents):
         refuse("summary.json", f"arm_means_episodes_1_100 is not {agents} scores, one per arm of arm_scores.csv")
     if not np.abs(np.array(summary["arm_means_episodes_1_100"]) - arms[:WINDOW].mean(0)).max() <= 0.006:
-        refuse("summary.json", "arm_means_episodes_1_100 is not the arms' mean over episodes 1-100")
+        refuse("summary.json", "arm_means_episodes_1_100 is not the mean of arm_scores.csv's episodes 1-100")
     for name, value in (
         ("mean_episodes_1_100", columns["mean"][:WINDOW].mean()),
         ("final_avg100", columns["avg100"][-1]),

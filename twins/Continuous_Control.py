@@ -63,7 +63,7 @@ from IPython.display import Markdown
 import reacher
 from continuous_control import figures  # the lesson's plots, drawn with its classes
 from continuous_control.config import run_setup
-from continuous_control.playback import play_scores, replay_panel
+from continuous_control.playback import load_networks, play_scores, replay_panel
 from continuous_control.results import EVAL_SEED, load_policy, load_run
 
 # SMOKE=1: short runs into a temporary folder, with a small buffer and early learning; RESUME=1: continue an
@@ -1669,13 +1669,10 @@ pd.read_csv("doc/critic_q.csv")  # mean Q in episodes 80 and 100, and the return
 # episodes on unseen goals; one run cannot settle which is better.
 
 # %%
-policy = load_policy(os.path.join(RUN_DIR, "actor.pt2"))  # torch.export.load, refusing any part that unpickles
-last_online = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0)
-last_online.load_state_dict(torch.load(os.path.join(RUN_DIR, "actor.pt"), map_location="cpu"))
-last_online.set_noise(None)  # the mean weights
-norm = Normalizer(state_size)
-norm.load_state_dict(torch.load(os.path.join(RUN_DIR, "normalizer.pt"), map_location="cpu"))
-candidates = {"target actor (exported)": policy, "last online actor": lambda x: last_online(norm(x))}
+policy = load_policy(RUN_DIR)  # policy.json and policy.safetensors: data only, checked against the manifest
+nets = load_networks(RUN_DIR)  # the four networks, rebuilt from networks.safetensors
+last_online, norm = nets["actor"], nets["normalizer"]  # the online actor with its mean weights
+candidates = {"target actor (the saved policy)": policy, "last online actor": lambda x: last_online(norm(x))}
 play_scores(candidates, eval_episodes, EVAL_SEED + cfg.seed)  # each arm's mean over the episodes: mean, worst, best
 
 # %% [markdown]
