@@ -319,15 +319,16 @@ def start_ray(address: str, jobs: int, temp: str):
         {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token").exists()
     ):  # what Ray does for a head it finds on this machine, and never for one given by address
         os.environ["RAY_AUTH_MODE"] = "token"
-    try:
-        import ray
-    except ImportError as error:
-        raise SystemExit(f"The sweep runs on Ray, which does not import ({error}): pip install -e .[cluster]") from None
     options = dict(num_cpus=jobs, _temp_dir=temp) if local else {}
     try:
-        ray.init(address=address, include_dashboard=False, log_to_driver=False, **options)
-    except Exception as error:  # Ray's own errors have no common class
-        raise SystemExit(f"Ray did not start at {address}: {last_line(error)}") from None
+        try:
+            import ray
+        except ImportError as error:
+            raise SystemExit(f"The sweep runs on Ray, which does not import ({error}): pip install -e .") from None
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, **options)
+        except Exception as error:  # Ray's own errors have no common class
+            raise SystemExit(f"Ray did not start at {address}: {last_line(error)}") from None
     finally:
         os.environ.pop(LOOPBACK, None)  # Ray's processes started with it; a cluster driver later in this process not
     return ray
@@ -458,13 +459,13 @@ def main(argv=None, **overrides):
     for variant, seed, episodes, _ in todo:
         refuse_to_replace(args.results, variant, seed, episodes)
     runs = None if args.runs == RUNS else args.runs  # by default, each node's own runs/
-    if args.ray == "local":  # with --all, the full agent's seeds run alone first (the seeds table times them)
-        alone = [run for run in todo if args.all and run[0] == "full"]
-        shared = [run for run in todo if run not in alone]
+    alone = [run for run in todo if args.all and run[0] == "full"]  # the longest runs, first
+    shared = [run for run in todo if run not in alone]
+    if args.ray == "local":  # with --all, the full agent's seeds run alone (the seeds table times them)
         batches = [(alone, 1, 1), (shared, args.jobs, args.jobs)]
         print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
-    else:  # a cluster: the full agent's seeds first, beside the rest, each node running as many as it has CPUs
-        batches = [(todo, None, None)]
+    else:  # a cluster: the full agent's seeds beside the rest, each node running as many as it has CPUs
+        batches = [(alone + shared, None, None)]
         print(f"{len(todo)} runs to do on the cluster at {args.ray}, as many at a time as it has CPUs", flush=True)
     failed = ray_sweep(batches, args.ray, args.jobs, args.results, runs, **overrides)
     if failed:
