@@ -22,6 +22,7 @@ import os
 import platform
 import secrets
 import shutil
+import socket
 import sys
 import tempfile
 import traceback
@@ -319,6 +320,12 @@ def start_ray(address: str, jobs: int, temp: str):
         {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token").exists()
     ):  # what Ray does for a head it finds on this machine, and never for one given by address
         os.environ["RAY_AUTH_MODE"] = "token"
+    else:  # Ray itself waits minutes for a head that is not there
+        host, _, port = address.rpartition(":")
+        try:
+            socket.create_connection((host, int(port)), timeout=WAIT_SECONDS).close()
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"No Ray head answers at {address} (host:port): {error}") from None
     options = dict(num_cpus=jobs, _temp_dir=temp) if local else {}
     try:
         try:
@@ -346,7 +353,7 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
     Ctrl-C ends it with one line that says how to resume."""
     from tqdm import tqdm
 
-    temp = tempfile.mkdtemp(prefix="ray-")  # a local Ray's session folder, removed as the sweep ends
+    temp = tempfile.mkdtemp(prefix="ray-") if address == "local" else None  # its session folder, removed at the end
     total = sum(len(todo) for todo, *_ in batches)
     failed, minutes, pending, ray = [], [], {}, None
     bar = tqdm(total=total, unit="run", desc="runs", dynamic_ncols=True)
@@ -402,7 +409,8 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
         bar.close()
         if ray is not None:
             ray.shutdown()
-        shutil.rmtree(temp, ignore_errors=True)
+        if temp:
+            shutil.rmtree(temp, ignore_errors=True)
     return failed
 
 

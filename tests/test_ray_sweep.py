@@ -169,8 +169,9 @@ def test_a_cluster_by_address_with_token_auth_retries_a_killed_worker_to_the_sam
     results, runs = tmp_path / "results", tmp_path / "runs"
     args = SWEEP + ["--seeds", "0", "--ray", cluster, "--results", str(results), "--runs", str(runs)]
     log = runs / "full-seed0.log"
+    env = {**os.environ, runner.LOOPBACK: "0"}  # 127.0.0.1 stays loopback, where the head listens
     with open(tmp_path / "driver.out", "w") as out:
-        driver = subprocess.Popen([sys.executable, "-c", DRIVER, *args], stdout=out, stderr=subprocess.STDOUT)
+        driver = subprocess.Popen([sys.executable, "-c", DRIVER, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
             # trained and checkpointed; its evaluation still runs
             until(lambda: (runs / "full" / "seed0" / "summary.json").exists(), WAIT, driver)
@@ -178,7 +179,13 @@ def test_a_cluster_by_address_with_token_auth_retries_a_killed_worker_to_the_sam
             os.kill(pid, signal.SIGKILL)
             assert driver.wait(timeout=WAIT) == 0, (tmp_path / "driver.out").read_text()
         finally:
-            driver.kill()
+            if driver.poll() is None:  # a failure above: Ctrl-C, as at a terminal, then ended for sure
+                driver.send_signal(signal.SIGINT)
+                try:
+                    driver.wait(timeout=60)
+                finally:
+                    driver.kill()
+                    driver.wait(timeout=60)
     said = (tmp_path / "driver.out").read_text()
     assert "finished full seed 0: solved at None" in said and f"(log: {os.uname().nodename}:{log})" in said
     attempts = log.read_text().split("--- full seed 0: ")
