@@ -335,6 +335,8 @@ def start_ray(address: str, jobs: int, temp: str):
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **options)
         except Exception as error:  # Ray's own errors have no common class
+            with contextlib.suppress(Exception):
+                ray.shutdown()  # what it started before it failed
             raise SystemExit(f"Ray did not start at {address}: {last_line(error)}") from None
     finally:
         os.environ.pop(LOOPBACK, None)  # Ray's processes started with it; a cluster driver later in this process not

@@ -7,7 +7,6 @@ and folder started here is ended and removed."""
 import json
 import os
 import re
-import secrets
 import shutil
 import signal
 import socket
@@ -28,17 +27,6 @@ RUNS = [("full", 0, 1, False), ("one_step", 0, 1, False)]
 SWEEP = ["--variant", "full", "one_step", "--episodes", "1", "--no-stop"]  # RUNS, with the seeds to add
 DRIVER = f"import sys; from experiments import run; run.main(sys.argv[1:], **{SMALL!r})"  # the command line
 WAIT = 300  # seconds: the longest any step here may take on a busy two-core machine
-
-
-@pytest.fixture(scope="module", autouse=True)
-def token(tmp_path_factory):
-    """A token of this module's own for every Ray here: none is written to, or read from, ~/.ray."""
-    path = tmp_path_factory.mktemp("auth") / "token"
-    path.write_text(secrets.token_hex(32))
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setenv("RAY_AUTH_TOKEN_PATH", str(path))
-        patch.delenv("RAY_AUTH_MODE", raising=False)  # the driver decides, as on a researcher's machine
-        yield path
 
 
 def results_of(folder) -> dict:
@@ -131,13 +119,15 @@ def reachable(port: int) -> bool:
 
 
 @pytest.fixture
-def cluster(token):
-    """A one-node Ray cluster started as the README says (`ray start --head`, token authentication on), on
-    loopback; its address. Every process of it is ended afterwards, and its folder removed."""
+def cluster():
+    """A one-node Ray cluster started as the README says (the token where Ray keeps it, `ray start --head` with
+    token authentication on), on loopback; its address. Every process of it is ended afterwards, and its folder
+    removed."""
     temp = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths must fit 107 characters
     port = free_port()
     env = {**os.environ, "RAY_AUTH_MODE": "token", runner.LOOPBACK: "0"}
     ray = Path(sys.executable).with_name("ray")
+    subprocess.run([ray, "get-auth-token", "--generate"], env=env, capture_output=True, check=True, timeout=WAIT)
     command = [ray, "start", "--head", "--block", "--port", str(port), "--num-cpus", "2", "--temp-dir", temp]
     with open(os.path.join(temp, "head.log"), "w") as log:
         head = subprocess.Popen(
@@ -170,6 +160,7 @@ def test_a_cluster_by_address_with_token_auth_retries_a_killed_worker_to_the_sam
     args = SWEEP + ["--seeds", "0", "--ray", cluster, "--results", str(results), "--runs", str(runs)]
     log = runs / "full-seed0.log"
     env = {**os.environ, runner.LOOPBACK: "0"}  # 127.0.0.1 stays loopback, where the head listens
+    env.pop("RAY_AUTH_MODE", None)  # the driver finds the token itself (a local Ray before set it here)
     with open(tmp_path / "driver.out", "w") as out:
         driver = subprocess.Popen([sys.executable, "-c", DRIVER, *args], env=env, stdout=out, stderr=subprocess.STDOUT)
         try:
