@@ -124,11 +124,11 @@ def cluster():
     """A one-node Ray cluster started as the README says (the token where Ray keeps it, `ray start --head` with
     token authentication on), on loopback; its address. Every process of it is ended afterwards, and its folder
     removed."""
-    temp = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths must fit 107 characters
     port = free_port()
     env = {**os.environ, "RAY_AUTH_MODE": "token", runner.LOOPBACK: "0"}
     ray = Path(sys.executable).with_name("ray")
     subprocess.run([ray, "get-auth-token", "--generate"], env=env, capture_output=True, check=True, timeout=WAIT)
+    temp = tempfile.mkdtemp(prefix="ray-")  # short: Ray's socket paths must fit 107 characters
     command = [ray, "start", "--head", "--block", "--port", str(port), "--num-cpus", "2", "--temp-dir", temp]
     with open(os.path.join(temp, "head.log"), "w") as log:
         head = subprocess.Popen(
