@@ -316,16 +316,15 @@ def start_ray(address: str, jobs: int, temp: str):
     local = address == "local"
     if local:  # read as Ray is imported and by its processes: they bind to 127.0.0.1, not to every interface
         os.environ[LOOPBACK] = "0"
-    elif "RAY_AUTH_MODE" not in os.environ and (
-        {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token").exists()
-    ):  # what Ray does for a head it finds on this machine, and never for one given by address
-        os.environ["RAY_AUTH_MODE"] = "token"
-    else:  # Ray itself waits minutes for a head that is not there
+    else:
         host, _, port = address.rpartition(":")
-        try:
+        try:  # Ray itself waits minutes for a head that is not there
             socket.create_connection((host, int(port)), timeout=WAIT_SECONDS).close()
         except (OSError, ValueError) as error:
             raise SystemExit(f"No Ray head answers at {address} (host:port): {error}") from None
+        held = {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token")
+        if "RAY_AUTH_MODE" not in os.environ and (isinstance(held, set) or held.exists()):
+            os.environ["RAY_AUTH_MODE"] = "token"  # what Ray does for a head it finds here, never for an address
     options = dict(num_cpus=jobs, _temp_dir=temp) if local else {}
     try:
         try:
@@ -401,7 +400,8 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                     bar.set_postfix(compute_hours_left=f"{left * sum(minutes) / len(minutes) / 60:.1f}")
     except KeyboardInterrupt:
         for ref in pending:  # on a cluster too, none runs on
-            ray.cancel(ref, force=True)
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
         bar.close()
         raise SystemExit(
             f"Interrupted: {total - bar.n - len(failed)} of {total} runs unfinished. Run the same command again "

@@ -199,18 +199,23 @@ def test_a_cluster_by_address_with_token_auth_retries_a_killed_worker_to_the_sam
     assert_same_runs(results, without_ray)
 
 
-@pytest.mark.parametrize("broken", ["missing", "init fails"])
+@pytest.mark.parametrize("broken", ["missing", "init fails", "no head"])
 def test_a_missing_or_broken_ray_is_a_named_error(broken, tmp_path, monkeypatch):
+    """One line, at once: no Ray installed, a Ray that does not start, no head at the address given."""
+    where = []
     if broken == "missing":
         monkeypatch.setitem(sys.modules, "ray", None)  # what `import ray` meets without it
         said = "The sweep runs on Ray, which does not import"
-    else:
+    elif broken == "init fails":
         import ray
 
         monkeypatch.setattr(ray, "init", lambda **_: (_ for _ in ()).throw(RuntimeError("no raylet")))
         said = "Ray did not start at local: RuntimeError: no raylet"
+    else:
+        where = ["--ray", f"127.0.0.1:{free_port()}"]  # nothing listens there
+        said = f"No Ray head answers at {where[1]}"
     with pytest.raises(SystemExit, match=re.escape(said)):
-        runner.main(["--seeds", "0", "--episodes", "1", "--results", str(tmp_path)])
+        runner.main(["--seeds", "0", "--episodes", "1", "--results", str(tmp_path), *where])
 
 
 def test_the_report_set_times_the_seeds_alone_on_this_machine_and_not_on_a_cluster(monkeypatch):
