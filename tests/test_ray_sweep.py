@@ -199,6 +199,29 @@ def test_a_cluster_by_address_with_token_auth_retries_a_killed_worker_to_the_sam
     assert_same_runs(results, without_ray)
 
 
+def test_ctrl_c_ends_the_sweep_with_one_line_that_says_how_to_resume(tmp_path):
+    """Ctrl-C at a terminal (SIGINT to the command's process group) while a run trains: the sweep ends within a
+    bounded time with one line saying how to resume, and leaves no Ray process or folder behind."""
+    folders = set(Path(tempfile.gettempdir()).glob("ray-*"))
+    args = SWEEP + ["--seeds", "0", "--ray", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs")]
+    with open(tmp_path / "driver.out", "w") as out:
+        driver = subprocess.Popen(
+            [sys.executable, "-c", DRIVER, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+        )
+        try:
+            until(lambda: (tmp_path / "runs" / "full-seed0.log").exists(), WAIT, driver)
+            os.killpg(driver.pid, signal.SIGINT)
+            assert driver.wait(timeout=WAIT) == 1
+            until(lambda: not group_runs(driver.pid), 60)  # Ray's processes end with it
+        finally:
+            with contextlib.suppress(ProcessLookupError):
+                os.killpg(driver.pid, signal.SIGKILL)  # only where the test failed
+            driver.wait(timeout=60)
+    last = (tmp_path / "driver.out").read_text().strip().splitlines()[-1]
+    assert re.fullmatch(r"Interrupted: 2 of 2 runs unfinished\. Run the same command again to resume them.*", last)
+    assert set(Path(tempfile.gettempdir()).glob("ray-*")) <= folders
+
+
 @pytest.mark.parametrize("broken", ["missing", "init fails", "no head"])
 def test_a_missing_or_broken_ray_is_a_named_error(broken, tmp_path, monkeypatch):
     """One line, at once: no Ray installed, a Ray that does not start, no head at the address given."""
