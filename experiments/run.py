@@ -330,7 +330,8 @@ def start_ray(address: str, jobs: int, temp: str):
         try:
             import ray
         except ImportError as error:
-            raise SystemExit(f"The sweep runs on Ray, which does not import ({error}): pip install -e .") from None
+            said = f"The sweep runs on Ray, which does not import ({error}): pip install -e '.[cluster]'"
+            raise SystemExit(said) from None
         try:
             ray.init(address=address, include_dashboard=False, log_to_driver=False, **options)
         except Exception as error:  # Ray's own errors have no common class
