@@ -310,7 +310,7 @@ LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray takes this machine's 
 
 
 def start_ray(address: str, jobs: int, temp: str):
-    """Ray, started here ("local": `jobs` CPUs, on loopback, its session in `temp`) or joined at `address`
+    """Ray, started here ("local": `jobs` CPUs, on loopback) or joined at `address`, its session here in `temp`
     (a cluster whose head runs token authentication is joined with the token this machine holds).
     SystemExit, one line, where Ray is missing or does not start."""
     local = address == "local"
@@ -325,6 +325,7 @@ def start_ray(address: str, jobs: int, temp: str):
         held = {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token")
         if "RAY_AUTH_MODE" not in os.environ and (isinstance(held, set) or held.exists()):
             os.environ["RAY_AUTH_MODE"] = "token"  # what Ray does for a head it finds here, never for an address
+        os.environ["RAY_TMPDIR"] = temp  # the driver's session folder, in place of /tmp/ray (_temp_dir failed here)
     options = dict(num_cpus=jobs, _temp_dir=temp) if local else {}
     try:
         try:
@@ -339,7 +340,8 @@ def start_ray(address: str, jobs: int, temp: str):
                 ray.shutdown()  # what it started before it failed
             raise SystemExit(f"Ray did not start at {address}: {last_line(error)}") from None
     finally:
-        os.environ.pop(LOOPBACK, None)  # Ray's processes started with it; a cluster driver later in this process not
+        for name in (LOOPBACK, "RAY_TMPDIR"):  # Ray's processes started with them; a later Ray in this process not
+            os.environ.pop(name, None)
     return ray
 
 
@@ -355,7 +357,7 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
     Ctrl-C ends it with one line that says how to resume."""
     from tqdm import tqdm
 
-    temp = tempfile.mkdtemp(prefix="ray-") if address == "local" else None  # its session folder, removed at the end
+    temp = tempfile.mkdtemp(prefix="ray-")  # this machine's Ray session folder, removed at the end
     total = sum(len(todo) for todo, *_ in batches)
     failed, minutes, pending, ray = [], [], {}, None
     bar = tqdm(total=total, unit="run", desc="runs", dynamic_ncols=True)
@@ -412,8 +414,7 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
         bar.close()
         if ray is not None:
             ray.shutdown()
-        if temp:
-            shutil.rmtree(temp, ignore_errors=True)
+        shutil.rmtree(temp, ignore_errors=True)
     return failed
 
 
