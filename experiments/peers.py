@@ -19,6 +19,8 @@ import json
 import math
 import os
 import shutil
+import subprocess
+import sys
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import asdict, dataclass
@@ -29,7 +31,6 @@ import numpy as np
 from continuous_control.files import MANIFEST, manifest, read_json
 from continuous_control.provenance import ROOT, code_version, machine, processor
 from continuous_control.results import TARGET_SCORE, WINDOW, evaluate_policy, first_episode_at, write_csv
-from experiments.run import child
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -450,6 +451,18 @@ def schedule_of(name: str) -> Schedule:
     """The schedule a run of `name` trains on: its algorithm's, shrunk at SMOKE size."""
     schedule = SCHEDULES[PEERS[name][1]]()
     return smoke(schedule) if SMOKE else schedule
+
+
+def child(argv: list, name: str, log: str) -> int:
+    """`python -m *argv` in a child process, its output appended to `log`; a line as it starts and one as it ends."""
+    os.makedirs(os.path.dirname(log), exist_ok=True)
+    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # one write a line: runs print at once
+    say(f"started {name} (log: {log})")
+    with open(log, "a") as f:
+        code = subprocess.run([sys.executable, "-m", *argv], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
+    tail = Path(log).read_text().strip().splitlines()[-1:]
+    say(f"finished {name} (exit {code}): {tail[0] if tail else ''}")
+    return code
 
 
 def main(argv=None) -> None:

@@ -3,29 +3,32 @@
     python -m experiments.run --variant full --seeds 0 1 2            # until solved (max 200)
     python -m experiments.run --all                 # the report's set: what `make experiments` runs
     python -m experiments.run --analyses            # after --all: the weak arm and a twin critic, from runs/
-    python -m experiments.run --all --ray           # the same, as Ray tasks on this machine (pip install -e .[cluster])
-    python -m experiments.run --all --ray HOST:6379 # ... on the Ray cluster whose head is HOST
+    python -m experiments.run --all --ray HOST:6379 # the same on the Ray cluster whose head is HOST
 
-Each run has its own process and torch thread, checkpoints to runs/<variant>/seed<k>/ (not committed), and
-leaves its small results, with a noise-free evaluation, in results/<variant>/seed<k>/ (then it is skipped).
-With --ray each run is one Ray task of one CPU, on whichever node Ray gives it; its checkpoints and log stay in
-that node's runs/, a task that fails is retried (RETRIES), and its small result files come back to this machine,
-which writes results/ as without Ray. Every node holds the project at this commit, installed with its [cluster]
-extra, on the same kind of processor if its runs are to repeat the saved ones.
+Every run is one Ray task of one CPU: on a Ray of --jobs CPUs that this command starts on this machine alone
+(listening on loopback only), or with --ray ADDRESS on whichever node of that cluster Ray gives it. A run
+checkpoints to runs/<variant>/seed<k>/ and logs to runs/<variant>-seed<k>.log on its node (not committed); a
+task whose worker or node dies is run again (RETRIES), resuming from its checkpoint. Its small result files, with
+a noise-free evaluation, come back to this machine, are checked, and land in results/<variant>/seed<k>/ (then
+the run is skipped). Every node holds the project at this commit, installed with its [cluster] extra, on the
+same kind of processor if its runs are to repeat the saved ones.
 """
 
 import argparse
 import contextlib
+import errno
 import json
 import os
+import platform
+import secrets
 import shutil
-import subprocess
+import socket
 import sys
 import tempfile
-from concurrent.futures import ThreadPoolExecutor
+import traceback
 from pathlib import Path
 
-from continuous_control.files import MANIFEST, FileRefused
+from continuous_control.files import MANIFEST, FileRefused, create_new, manifest
 from continuous_control.provenance import ROOT
 from continuous_control.results import evaluate, load_run, read_json, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
@@ -177,102 +180,218 @@ def analyses(runs: str = RUNS) -> None:
     print(overestimation.save(overestimation.measure(folder(*TWIN_CRITIC_RUN))))
 
 
-def child(argv: list, name: str, log: str) -> int:
-    """`python -m *argv` in a child process, its output appended to `log`; a line as it starts and one as it ends."""
-    os.makedirs(os.path.dirname(log), exist_ok=True)
-    say = lambda text: (sys.stdout.write(text + "\n"), sys.stdout.flush())  # one write a line: runs print at once
-    say(f"started {name} (log: {log})")
-    with open(log, "a") as f:
-        code = subprocess.run([sys.executable, "-m", *argv], stdout=f, stderr=subprocess.STDOUT, cwd=ROOT).returncode
-    tail = Path(log).read_text().strip().splitlines()[-1:]
-    say(f"finished {name} (exit {code}): {tail[0] if tail else ''}")
-    return code
+def cores() -> int:
+    """The CPUs this process may use (a container's or a `taskset`'s share, where the system says)."""
+    return len(os.sched_getaffinity(0)) if hasattr(os, "sched_getaffinity") else os.cpu_count() or 1
 
 
-def launch(run: tuple, jobs: int, results: str, runs: str = RUNS) -> int:
-    """One run in a child process (one torch thread each), its output in runs/<variant>-seed<k>.log."""
-    variant, seed, episodes, stop = run
-    argv = [
-        "experiments.run",
-        "--one",
-        variant,
-        str(seed),
-        "--episodes",
-        str(episodes),
-        "--jobs",
-        str(jobs),
-        "--results",
-        results,
-        "--runs",
-        runs,
-    ] + ([] if stop else ["--no-stop"])
-    return child(argv, f"{variant} seed {seed}", os.path.join(runs, f"{variant}-seed{seed}.log"))
+def open_log(path: str):
+    """`path` opened to append, one line at a time (a killed attempt's lines are on disk), never through a symlink
+    planted there; its folder is made here if it is missing."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    flags = os.O_WRONLY | os.O_APPEND | os.O_CREAT | os.O_NOFOLLOW | getattr(os, "O_CLOEXEC", 0)
+    try:
+        return os.fdopen(os.open(path, flags, 0o644), "a", buffering=1)
+    except OSError:
+        if os.path.islink(path):
+            raise FileRefused(f"{path} is a symbolic link; a run writes no log through one") from None
+        raise
 
 
-def ray_task(run: tuple, concurrent: int, runs: str | None, overrides: dict) -> dict:
-    """One run, on a Ray worker: its output in that node's runs/<variant>-seed<k>.log, its result files returned."""
-    import platform
+class Places:
+    """Where each run's log is (node:path), told by its task as it starts: the driver names it for a task whose
+    worker or node died, which returns nothing."""
+
+    def __init__(self):
+        self.places = {}
+
+    def put(self, run: tuple, place: str) -> None:
+        self.places[run] = place
+
+    def get(self, run: tuple) -> str | None:
+        return self.places.get(run)
+
+
+def ray_task(run: tuple, concurrent: int | None, runs: str | None, overrides: dict, places=None) -> dict:
+    """One run, on a Ray worker: its output in that node's runs/<variant>-seed<k>.log, after a line naming the
+    attempt and its node; its result files returned, or the last line of its error (the log holds the traceback).
+    `concurrent` None: as many runs at once as this node has CPUs."""
+    import ray
 
     variant, seed, episodes, stop = run
     runs = runs or RUNS  # this node's
-    log = os.path.join(runs, f"{variant}-seed{seed}.log")
-    os.makedirs(runs, exist_ok=True)
-    with (
-        tempfile.TemporaryDirectory() as out,
-        open(log, "a") as f,
-        contextlib.redirect_stdout(f),
-        contextlib.redirect_stderr(f),
-    ):
-        run_one(variant, seed, episodes, stop, concurrent, runs=runs, results=out, **overrides)
-        folder = Path(out, variant, f"seed{seed}")
-        files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != MANIFEST}
-    return {"files": files, "log": f"{platform.node()}:{log}"}
+    log = os.path.abspath(os.path.join(runs, f"{variant}-seed{seed}.log"))
+    place = f"{platform.node()}:{log}"
+    if places is not None:
+        places.put.remote(run, place)
+    context = ray.get_runtime_context()
+    if concurrent is None:
+        node = next(n for n in ray.nodes() if n["NodeID"] == context.get_node_id())
+        concurrent = int(node["Resources"].get("CPU", 1))
+    task = context.get_task_id()
+    with open_log(log) as f:
+        attempt = 1 + Path(log).read_text(errors="replace").count(f"Ray task {task}")  # a retry keeps its task id
+        f.write(
+            f"--- {variant} seed {seed}: attempt {attempt} of {RETRIES + 1} on {platform.node()} (pid {os.getpid()}, "
+            f"Ray task {task})"
+            + ("; a retry: the attempt before it ended unfinished, its worker or node gone\n" if attempt > 1 else "\n")
+        )
+        try:
+            with tempfile.TemporaryDirectory() as out, contextlib.redirect_stdout(f), contextlib.redirect_stderr(f):
+                run_one(variant, seed, episodes, stop, concurrent, runs=runs, results=out, **overrides)
+                folder = Path(out, variant, f"seed{seed}")
+                files = {p.name: p.read_bytes() for p in folder.iterdir() if p.name != MANIFEST}
+        except Exception as error:  # a run's own error: not retried, it would fail again
+            traceback.print_exc(file=f)
+            return {"error": last_line(error), "log": place}
+    return {"files": files, "log": place}
+
+
+def last_line(error: BaseException) -> str:
+    """An error's last line, as a traceback ends: its type and message."""
+    lines = "".join(traceback.format_exception_only(error)).strip().splitlines()
+    return lines[-1] if lines else type(error).__name__
+
+
+def checked(name: str, folder: str, files) -> dict:
+    """A run's result files as they came back, checked in full like any run folder before `folder` changes:
+    FileRefused, one sentence, for no files, files that are no run's, or a run folder that does not hold up."""
+    if not isinstance(files, dict) or not files:
+        raise FileRefused(f"{name} sent back no result files; {folder} is as it was")
+    if not set(files) <= {*RESULT_FILES, "diagnostics.csv"} or not all(type(x) is bytes for x in files.values()):
+        raise FileRefused(f"{name} sent back {sorted(map(str, files))!r}, not a run's result files; refused")
+    if set(RESULT_FILES) - set(files):
+        raise FileRefused(f"{name} sent back no {min(set(RESULT_FILES) - set(files))}; {folder} is as it was")
+    with tempfile.TemporaryDirectory() as check:  # private to this process: load_run reads a folder
+        for file, data in files.items():
+            Path(check, file).write_bytes(data)
+        try:
+            load_run(check)
+        except (OSError, ValueError) as error:
+            said = str(error).replace(check, folder)
+            raise FileRefused(f"{name}'s result refused, {folder} is as it was: {said}") from None
+    return files
+
+
+def replace_files(folder: str, files: dict) -> None:
+    """`folder` (a run's result folder) holds `files` and no other file: each written in full to a new file in
+    `folder` (O_EXCL, O_NOFOLLOW: nothing planted is written through), then renamed over its name, the manifest
+    last, so that a replacement cut short fails the folder's check; a full disk changes nothing."""
+    if os.path.islink(folder):
+        raise FileRefused(f"{folder} is a symbolic link; the sweep writes no result through one")
+    made = not os.path.isdir(folder)
+    os.makedirs(folder, exist_ok=True)
+    files = {**files, MANIFEST: manifest(files).encode()}
+    new = {}
+    try:
+        for name, data in files.items():
+            new[name] = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.new")
+            with create_new(new[name], "wb") as f:
+                f.write(data)
+        for name in files:  # MANIFEST is the last key
+            os.replace(new.pop(name), os.path.join(folder, name))
+        for name in set(os.listdir(folder)) - set(files):  # an old run's file (a diagnostics.csv) or a stale one
+            if not os.path.isdir(os.path.join(folder, name)) or os.path.islink(os.path.join(folder, name)):
+                os.remove(os.path.join(folder, name))
+    except OSError as error:
+        if error.errno in (errno.ENOSPC, errno.EDQUOT) and new:
+            raise OSError(error.errno, f"The disk is full: {folder} is as it was ({error.strerror})") from None
+        raise
+    finally:
+        for path in new.values():
+            with contextlib.suppress(OSError):
+                os.remove(path)
+        if made and new:  # nothing was moved in: the folder this made goes again
+            with contextlib.suppress(OSError):
+                os.rmdir(folder)
+
+
+LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray takes this machine's node for one with no network
+
+
+def start_ray(address: str, jobs: int, temp: str):
+    """Ray, started here ("local": `jobs` CPUs, on loopback) or joined at `address`, its session here in `temp`
+    (a cluster whose head runs token authentication is joined with the token this machine holds).
+    SystemExit, one line, where Ray is missing or does not start."""
+    local = address == "local"
+    if local:  # read as Ray is imported and by its processes: they bind to 127.0.0.1, not to every interface
+        os.environ[LOOPBACK] = "0"
+    else:
+        host, _, port = address.rpartition(":")
+        try:  # Ray itself waits minutes for a head that is not there
+            socket.create_connection((host, int(port)), timeout=WAIT_SECONDS).close()
+        except (OSError, ValueError) as error:
+            raise SystemExit(f"No Ray head answers at {address} (host:port): {error}") from None
+        held = {"RAY_AUTH_TOKEN", "RAY_AUTH_TOKEN_PATH"} & set(os.environ) or Path.home().joinpath(".ray/auth_token")
+        if "RAY_AUTH_MODE" not in os.environ and (isinstance(held, set) or held.exists()):
+            os.environ["RAY_AUTH_MODE"] = "token"  # what Ray does for a head it finds here, never for an address
+        os.environ["RAY_TMPDIR"] = temp  # the driver's session folder, in place of /tmp/ray (_temp_dir failed here)
+    options = dict(num_cpus=jobs, _temp_dir=temp) if local else {}
+    try:
+        try:
+            import ray
+        except ImportError as error:
+            said = f"The sweep runs on Ray, which does not import ({error}): pip install -e '.[cluster]'"
+            raise SystemExit(said) from None
+        try:
+            ray.init(address=address, include_dashboard=False, log_to_driver=False, **options)
+        except Exception as error:  # Ray's own errors have no common class
+            with contextlib.suppress(Exception):
+                ray.shutdown()  # what it started before it failed
+            raise SystemExit(f"Ray did not start at {address}: {last_line(error)}") from None
+    finally:
+        for name in (LOOPBACK, "RAY_TMPDIR"):  # Ray's processes started with them; a later Ray in this process not
+            os.environ.pop(name, None)
+    return ray
+
+
+class RunFailed(Exception):
+    """A run's own error, as its task reported it in one line."""
 
 
 def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | None = None, **overrides) -> list:
-    """Each batch's runs as Ray tasks, at most its limit at a time (None: as many as Ray has CPUs; a batch starts
-    when the one before it ends), on a local Ray of `jobs` CPUs (`address` "local") or the cluster at `address`;
-    each result written to `results` as it comes back, and checked. The runs that failed after RETRIES retries."""
-    try:
-        import ray
-    except ImportError:
-        raise SystemExit("--ray needs Ray: pip install -e .[cluster]") from None
+    """Each batch (runs, how many at a time: None, all that Ray has CPUs for; the runs at once that each records:
+    None, its node's CPUs) as Ray tasks, a batch once the one before it ends, on a Ray of `jobs` CPUs started here
+    (`address` "local") or the cluster at `address`; each result checked and written to `results` as it comes back.
+    The runs that failed, each named as it fails with the last line of its error and its log's node and path.
+    Ctrl-C ends it with one line that says how to resume."""
     from tqdm import tqdm
 
-    local = address == "local"
-    ray.init(address=None if local else address, num_cpus=jobs if local else None, include_dashboard=False)
-    task = ray.remote(num_cpus=1, max_retries=RETRIES, retry_exceptions=True)(ray_task)
-    cpus = max(1, int(ray.cluster_resources().get("CPU", 1)))
-    failed, minutes = [], []
-    total = sum(len(runs_) for runs_, _ in batches)
+    temp = tempfile.mkdtemp(prefix="ray-")  # this machine's Ray session folder, removed at the end
+    total = sum(len(todo) for todo, *_ in batches)
+    failed, minutes, pending, ray = [], [], {}, None
     bar = tqdm(total=total, unit="run", desc="runs", dynamic_ncols=True)
     try:
-        for todo, limit in batches:
-            todo, pending, limit = list(todo), {}, min(limit or cpus, cpus)
+        ray = start_ray(address, jobs, temp)
+        task = ray.remote(num_cpus=1, max_retries=RETRIES)(ray_task)  # retried where its worker or node dies
+        places = ray.remote(num_cpus=0)(Places).remote()
+        for todo, limit, concurrent in batches:
+            todo, cpus = list(todo), max(1, int(ray.cluster_resources().get("CPU", 1)))
+            limit = min(limit, cpus) if limit else len(todo)
             while todo or pending:
                 while todo and len(pending) < limit:
                     run = todo.pop(0)
-                    pending[task.remote(run, limit, runs, overrides)] = run
+                    pending[task.remote(run, concurrent, runs, overrides, places)] = run
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
                 for ref in done:
                     variant, seed, *_ = run = pending.pop(ref)
                     name = f"{variant} seed {seed}"
                     try:
                         out = ray.get(ref, timeout=WAIT_SECONDS)
+                        if "error" in out:
+                            raise RunFailed(out["error"])
                         folder = os.path.join(results, variant, f"seed{seed}")
-                        files = out["files"]
-                        if not set(files) <= {*RESULT_FILES, "diagnostics.csv"} or not all(
-                            type(data) is bytes for data in files.values()
-                        ):  # only a run's result files, by name, are written here
-                            raise FileRefused(f"{name} sent back {sorted(files)!r}, not a run's result files")
-                        write_files(folder, files, whole=True)
-                        summary = load_run(folder)["summary"]  # what came back is checked like any run folder
-                    except (ray.exceptions.RayError, FileRefused, KeyError, TypeError) as error:
+                        replace_files(folder, checked(name, folder, out.get("files")))
+                        summary = load_run(folder)["summary"]
+                    except (ray.exceptions.RayError, RunFailed, FileRefused, OSError) as error:
                         failed.append(run)
-                        retried = isinstance(error, ray.exceptions.RayError)
-                        how = f"after {RETRIES} retries" if retried else "its results"
-                        log = os.path.join(runs or "runs", f"{variant}-seed{seed}.log")
-                        bar.write(f"failed {name} ({how}): {str(error).strip().splitlines()[-1]}; its log: {log}")
+                        line = (str(error).strip().splitlines() or [""])[-1]
+                        if isinstance(error, ray.exceptions.RayError):  # its worker or node died, at every attempt
+                            how, line = f" after {RETRIES} retries", f"{type(error).__name__}: {line}"
+                            log = ray.get(places.get.remote(run), timeout=WAIT_SECONDS)
+                        else:
+                            how, log = "", out["log"]
+                        bar.write(f"failed {name}{how}: {line}; its log: {log or 'none, it never started'}")
                         continue
                     minutes.append(summary["wall_seconds"] / 60)
                     bar.write(
@@ -282,9 +401,20 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                     bar.update(1)
                     left = total - bar.n - len(failed)
                     bar.set_postfix(compute_hours_left=f"{left * sum(minutes) / len(minutes) / 60:.1f}")
+    except KeyboardInterrupt:
+        for ref in pending:  # on a cluster too, none runs on
+            with contextlib.suppress(Exception):
+                ray.cancel(ref, force=True)
+        bar.close()
+        raise SystemExit(
+            f"Interrupted: {total - bar.n - len(failed)} of {total} runs unfinished. Run the same command again "
+            "to resume them, each from its last checkpoint in runs/."
+        ) from None
     finally:
         bar.close()
-        ray.shutdown()
+        if ray is not None:
+            ray.shutdown()
+        shutil.rmtree(temp, ignore_errors=True)
     return failed
 
 
@@ -299,13 +429,14 @@ def positive(text: str) -> int:
     return value
 
 
-def main(argv=None):
+def main(argv=None, **overrides):
+    """The command line; `overrides`: Config changes for every run (tests make small runs with them)."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--variant", nargs="+", default=["full"], choices=sorted(CHANGES))
     parser.add_argument("--seeds", nargs="+", type=int, default=[0, 1, 2])
     parser.add_argument("--episodes", type=positive, default=200, help="maximum episodes per run")
     parser.add_argument("--no-stop", action="store_true", help="run all episodes even once solved")
-    parser.add_argument("--jobs", type=positive, default=2, help="runs at a time")
+    parser.add_argument("--jobs", type=positive, default=cores(), help="runs at a time here (default: its cores)")
     parser.add_argument(
         "--all",
         action="store_true",
@@ -323,16 +454,14 @@ def main(argv=None):
         "--ray",
         nargs="?",
         const="local",
+        default="local",
         metavar="ADDRESS",
-        help="run on Ray: a local Ray of --jobs CPUs, or the cluster whose head is at ADDRESS (host:port)",
+        help="the Ray cluster whose head is at ADDRESS (host:port) runs the runs; without it, or without ADDRESS, "
+        "a Ray of --jobs CPUs that this command starts on this machine alone",
     )
-    parser.add_argument("--one", nargs=2, metavar=("VARIANT", "SEED"), help=argparse.SUPPRESS)
     args = parser.parse_args(argv)
     if args.analyses:
         return analyses(args.runs)
-    if args.one:
-        one = args.one[0], int(args.one[1]), args.episodes, not args.no_stop, args.jobs
-        return run_one(*one, runs=args.runs, results=args.results)
     plan = (
         report_set()
         if args.all
@@ -341,23 +470,18 @@ def main(argv=None):
     todo = [run for run in plan if not finished(args.results, *run, runs=args.runs)]
     for variant, seed, episodes, _ in todo:
         refuse_to_replace(args.results, variant, seed, episodes)
-    # With --all, the full agent's seeds run alone first (the seeds table times them), then the rest.
-    alone = [run for run in todo if args.all and run[0] == "full"]
+    runs = None if args.runs == RUNS else args.runs  # by default, each node's own runs/
+    alone = [run for run in todo if args.all and run[0] == "full"]  # the longest runs, first
     shared = [run for run in todo if run not in alone]
-    print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
-    if args.ray:
-        shared_limit = args.jobs if args.ray == "local" else None  # a cluster: as many as it has CPUs
-        runs = None if args.runs == RUNS else args.runs  # by default, each node's own runs/
-        failed = ray_sweep([(alone, 1), (shared, shared_limit)], args.ray, args.jobs, args.results, runs)
-        if failed:
-            sys.exit(f"{len(failed)} of {len(todo)} runs failed: " + ", ".join(f"{v} seed {s}" for v, s, *_ in failed))
-        return
-    with ThreadPoolExecutor(max_workers=args.jobs) as pool:
-        codes = [launch(run, 1, args.results, args.runs) for run in alone]
-        codes += pool.map(lambda run: launch(run, args.jobs, args.results, args.runs), shared)
-    failed = sum(code != 0 for code in codes)
+    if args.ray == "local":  # with --all, the full agent's seeds run alone (the seeds table times them)
+        batches = [(alone, 1, 1), (shared, args.jobs, args.jobs)]
+        print(f"{len(todo)} runs to do: {len(alone)} alone, then {len(shared)} {args.jobs} at a time", flush=True)
+    else:  # a cluster: the full agent's seeds beside the rest, each node running as many as it has CPUs
+        batches = [(alone + shared, None, None)]
+        print(f"{len(todo)} runs to do on the cluster at {args.ray}, as many at a time as it has CPUs", flush=True)
+    failed = ray_sweep(batches, args.ray, args.jobs, args.results, runs, **overrides)
     if failed:
-        sys.exit(f"{failed} of {len(todo)} runs failed: their logs are in runs/")
+        sys.exit(f"{len(failed)} of {len(todo)} runs failed: " + ", ".join(f"{v} seed {s}" for v, s, *_ in failed))
 
 
 if __name__ == "__main__":

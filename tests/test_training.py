@@ -401,25 +401,6 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     assert code_version(str(tmp_path)) == commit + "+changes"
 
 
-def test_the_report_set_times_the_seeds_alone_before_the_ablations_share_the_machine(monkeypatch, capsys):
-    """`make experiments`: every full-agent seed is launched with jobs=1 (recorded as alone) before
-    any ablation starts, and the ablations run `--jobs` at a time."""
-    from experiments import run as runner
-
-    launched = []
-    monkeypatch.setattr(
-        runner, "finished", lambda results, variant, seed, episodes, stop, runs: variant == "full" and seed == 0
-    )
-    monkeypatch.setattr(runner, "launch", lambda run, jobs, *_: launched.append((run[0], run[1], jobs)) or 0)
-    runner.main(["--all", "--jobs", "2"])
-    full = [r for r in launched if r[0] == "full"]
-    assert full == [("full", k, 1) for k in range(1, 10)] and launched[:9] == full
-    assert launched[9:] and all(r[0] != "full" and r[2] == 2 for r in launched[9:])
-    ten = {v for v, seed, _ in launched if seed == 9 and v != "full"}
-    assert ten == set(runner.TEN_SEEDS) - {"full"}
-    assert {"n3", "n10", "per_arm_noise"} <= {v for v, s, _ in launched if s == 2}
-
-
 def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
     """Runs repeat episode for episode on the same kind of processor, not always on another: the summary
     names the model (read from /proc/cpuinfo where there is one) and the commit, each a field of its own."""

@@ -113,9 +113,10 @@ TASKS = {
         [(["benchmarks.calibration"], {})],
     ),
     "experiments": (
-        "the report's seeds 0-9 (alone, timed) and ablations (two runs at a time), resumable (hours); then "
-        "the weak arm on every seed and a clipped double-Q critic against Monte-Carlo returns",
-        [(["experiments.run", "--all", "--jobs", "2"], {}), (["experiments.run", "--analyses"], {})],
+        "the report's seeds 0-9 (alone, timed) and ablations (as many at a time as the machine has cores), on a "
+        "local Ray, resumable (hours); then the weak arm on every seed and a clipped double-Q critic against "
+        "Monte-Carlo returns",
+        [(["experiments.run", "--all"], {}), (["experiments.run", "--analyses"], {})],
     ),
     "learner": (
         "a published course learner on the replica, 3 seeds x 80 episodes (hours)",
