@@ -16,11 +16,9 @@ same kind of processor if its runs are to repeat the saved ones.
 
 import argparse
 import contextlib
-import errno
 import json
 import os
 import platform
-import secrets
 import shutil
 import socket
 import sys
@@ -28,9 +26,9 @@ import tempfile
 import traceback
 from pathlib import Path
 
-from continuous_control.files import MANIFEST, FileRefused, create_new, manifest
+from continuous_control.files import MANIFEST, FileRefused
 from continuous_control.provenance import ROOT
-from continuous_control.results import evaluate, load_run, read_json, write_files, write_json
+from continuous_control.results import NETWORKS, evaluate, read_json, replace_run, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100
@@ -145,7 +143,7 @@ def finished(results: str, variant: str, seed: int, episodes: int, stop: bool, r
     if not os.path.exists(os.path.join(folder, "summary.json")):
         return False
     if (variant, seed) in (*WEAK_ARM_RUNS, TWIN_CRITIC_RUN) and not os.path.exists(
-        os.path.join(runs, variant, f"seed{seed}", "critic.pt")
+        os.path.join(runs, variant, f"seed{seed}", NETWORKS)
     ):
         return False
     summary = read_json(os.path.join(folder, "summary.json"))
@@ -254,56 +252,15 @@ def last_line(error: BaseException) -> str:
 
 
 def checked(name: str, folder: str, files) -> dict:
-    """A run's result files as they came back, checked in full like any run folder before `folder` changes:
-    FileRefused, one sentence, for no files, files that are no run's, or a run folder that does not hold up."""
+    """A run's result files as they came back, before `folder` changes: FileRefused, one sentence, for no files
+    or files that are no run's (`results.replace_run` then checks them in full, in memory, as it writes them)."""
     if not isinstance(files, dict) or not files:
         raise FileRefused(f"{name} sent back no result files; {folder} is as it was")
     if not set(files) <= {*RESULT_FILES, "diagnostics.csv"} or not all(type(x) is bytes for x in files.values()):
         raise FileRefused(f"{name} sent back {sorted(map(str, files))!r}, not a run's result files; refused")
     if set(RESULT_FILES) - set(files):
         raise FileRefused(f"{name} sent back no {min(set(RESULT_FILES) - set(files))}; {folder} is as it was")
-    with tempfile.TemporaryDirectory() as check:  # private to this process: load_run reads a folder
-        for file, data in files.items():
-            Path(check, file).write_bytes(data)
-        try:
-            load_run(check)
-        except (OSError, ValueError) as error:
-            said = str(error).replace(check, folder)
-            raise FileRefused(f"{name}'s result refused, {folder} is as it was: {said}") from None
     return files
-
-
-def replace_files(folder: str, files: dict) -> None:
-    """`folder` (a run's result folder) holds `files` and no other file: each written in full to a new file in
-    `folder` (O_EXCL, O_NOFOLLOW: nothing planted is written through), then renamed over its name, the manifest
-    last, so that a replacement cut short fails the folder's check; a full disk changes nothing."""
-    if os.path.islink(folder):
-        raise FileRefused(f"{folder} is a symbolic link; the sweep writes no result through one")
-    made = not os.path.isdir(folder)
-    os.makedirs(folder, exist_ok=True)
-    files = {**files, MANIFEST: manifest(files).encode()}
-    new = {}
-    try:
-        for name, data in files.items():
-            new[name] = os.path.join(folder, f".{name}.{secrets.token_hex(4)}.new")
-            with create_new(new[name], "wb") as f:
-                f.write(data)
-        for name in files:  # MANIFEST is the last key
-            os.replace(new.pop(name), os.path.join(folder, name))
-        for name in set(os.listdir(folder)) - set(files):  # an old run's file (a diagnostics.csv) or a stale one
-            if not os.path.isdir(os.path.join(folder, name)) or os.path.islink(os.path.join(folder, name)):
-                os.remove(os.path.join(folder, name))
-    except OSError as error:
-        if error.errno in (errno.ENOSPC, errno.EDQUOT) and new:
-            raise OSError(error.errno, f"The disk is full: {folder} is as it was ({error.strerror})") from None
-        raise
-    finally:
-        for path in new.values():
-            with contextlib.suppress(OSError):
-                os.remove(path)
-        if made and new:  # nothing was moved in: the folder this made goes again
-            with contextlib.suppress(OSError):
-                os.rmdir(folder)
 
 
 LOOPBACK = "RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER"  # "0": Ray takes this machine's node for one with no network
@@ -381,8 +338,7 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                         if "error" in out:
                             raise RunFailed(out["error"])
                         folder = os.path.join(results, variant, f"seed{seed}")
-                        replace_files(folder, checked(name, folder, out.get("files")))
-                        summary = load_run(folder)["summary"]
+                        summary = replace_run(folder, checked(name, folder, out.get("files")))["summary"]
                     except (ray.exceptions.RayError, RunFailed, FileRefused, OSError) as error:
                         failed.append(run)
                         line = (str(error).strip().splitlines() or [""])[-1]

@@ -21,6 +21,7 @@ import numpy as np
 import pytest
 
 from continuous_control.files import FileRefused
+from continuous_control.results import load_run
 from experiments import run as runner
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(16, 16))
@@ -262,7 +263,7 @@ def test_the_report_set_times_the_seeds_alone_on_this_machine_and_not_on_a_clust
 
 def test_a_result_that_does_not_hold_up_leaves_the_folder_as_it_was(tmp_path, without_ray):
     """What comes back is checked whole before the folder changes: none, another file, or a damaged score file
-    is one named error; a good result replaces the old one whole, never through a symlink planted there."""
+    is one named error; a good result replaces the old one, never through a symlink planted there."""
     good = {p.name: p.read_bytes() for p in (without_ray / "full" / "seed0").iterdir() if p.name != "manifest.json"}
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
@@ -276,16 +277,17 @@ def test_a_result_that_does_not_hold_up_leaves_the_folder_as_it_was(tmp_path, wi
         (damaged, f"{folder / 'scores.csv'}"),
     ):
         with pytest.raises(FileRefused, match=re.escape(named)):
-            runner.replace_files(str(folder), runner.checked("full seed 0", str(folder), files))
+            runner.replace_run(str(folder), runner.checked("full seed 0", str(folder), files))
         assert {p.name: p.read_bytes() for p in folder.iterdir()} == before
-    runner.replace_files(str(folder), runner.checked("full seed 0", str(folder), good))
-    assert sorted(p.name for p in folder.iterdir()) == sorted([*good, "manifest.json"])  # no stale, no temporary
-    assert runner.load_run(str(folder))["summary"] == json.loads(good["summary.json"])
+    got = runner.replace_run(str(folder), runner.checked("full seed 0", str(folder), good))
+    # no temporary file left; a file no manifest listed is not the sweep's to remove
+    assert sorted(p.name for p in folder.iterdir()) == sorted([*good, "manifest.json", "stale.csv"])
+    assert got["summary"] == load_run(str(folder))["summary"] == json.loads(good["summary.json"])
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     (tmp_path / "full" / "seed1").symlink_to(elsewhere)
     with pytest.raises(FileRefused, match="symbolic link"):
-        runner.replace_files(str(tmp_path / "full" / "seed1"), good)
+        runner.replace_run(str(tmp_path / "full" / "seed1"), good)
     assert not any(elsewhere.iterdir())
 
 
