@@ -40,6 +40,23 @@ WINDOW = 100
 EVAL_SEED = 10_000  # noise-free evaluations run on goals of environment seed EVAL_SEED + the run's seed
 
 
+def average100(means, window: int = WINDOW) -> float:
+    """The course's average: the mean of the last `window` episodes' scores (of every one, before `window`)."""
+    return float(np.mean(means[-window:]))
+
+
+def running_mean(x, window: int = WINDOW) -> np.ndarray:
+    """Each episode's `average100`, of the episodes up to it."""
+    return np.array([average100(x[: k + 1], window) for k in range(len(x))])
+
+
+def solved_at(averages) -> int | None:
+    """The course's rule: the first episode (counting from 1), from episode `WINDOW` on, whose 100-episode
+    average reached TARGET_SCORE; None if none did."""
+    hits = np.flatnonzero(np.asarray(averages, dtype=float)[WINDOW - 1 :] >= TARGET_SCORE)
+    return int(hits[0]) + WINDOW if hits.size else None
+
+
 def first_episode_at(means, level: float = TARGET_SCORE):
     """The first episode (counting from 1) whose score reached `level`, or None."""
     hits = np.flatnonzero(np.asarray(means) >= level)
@@ -407,13 +424,6 @@ def read_numbers(data: bytes, path: str, finite: bool = True, names: bool = Fals
     return np.rec.fromarrays(values.T, names=header) if names else values
 
 
-def running_mean(x: np.ndarray, window: int = WINDOW) -> np.ndarray:
-    """Each episode's mean of the last `window` episodes (fewer at the start)."""
-    total = np.concatenate([[0.0], np.cumsum(x)])
-    k = np.arange(1, len(x) + 1)
-    return (total[k] - total[np.maximum(0, k - window)]) / np.minimum(k, window)
-
-
 # The bound on each file of a run folder: 100,000 episodes of 1,000 arms at most, a few characters a number.
 LIMITS = {
     "summary.json": MIB,
@@ -523,8 +533,7 @@ def parse_run(files: dict, path: str) -> dict:
     ):
         if not (number(summary.get(name)) and abs(summary[name] - value) <= 1e-3):  # NaN fails `<=`
             refuse("summary.json", f"{name} is not {value:.4f}, what scores.csv's episodes say")
-    reached = np.flatnonzero((columns["avg100"] >= TARGET_SCORE) & (columns["episode"] >= WINDOW))
-    if summary.get("solved_at") != (int(reached[0]) + 1 if reached.size else None):
+    if summary.get("solved_at") != solved_at(columns["avg100"]):
         refuse("summary.json", f"solved_at is {summary.get('solved_at')!r}, but scores.csv's averages say otherwise")
     if summary.get("first_episode_mean_30") != first_episode_at(columns["mean"]):
         refuse("summary.json", "first_episode_mean_30 is not the first episode of scores.csv whose mean reached 30")

@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
-from .results import TARGET_SCORE, WINDOW, code_version, save_results, write_json
+from .results import average100, code_version, save_results, solved_at, write_json
 
 PROGRESS = "progress.json"  # in the run's resume/: its latest episode, for a terminal (tools/terminal.py)
 
@@ -172,11 +172,11 @@ class TrainingRun:
         for key, value in (("mean", scores.mean()), ("min", scores.min()), ("max", scores.max())):
             h[key].append(float(value))
         h["arms"].append(scores.tolist())
-        h["avg100"].append(float(np.mean(h["mean"][-WINDOW:])))
+        h["avg100"].append(average100(h["mean"]))
         h["wall"].append(time.perf_counter() - self.clock)
         h["diagnostics"].append(diagnostics(self.agent, self.record))
-        if h["solved_at"] is None and episode >= WINDOW and h["avg100"][-1] >= TARGET_SCORE:
-            h["solved_at"] = episode
+        if h["solved_at"] is None:
+            h["solved_at"] = solved_at(h["avg100"])
         self.progress.update(score=f"{scores.mean():.1f}", avg100=f"{h['avg100'][-1]:.1f}")
         latest = {"episode": episode, "of": self.max_episodes, "mean": h["mean"][-1], "avg100": h["avg100"][-1]}
         with contextlib.suppress(OSError):  # for a terminal's bar only: a full disk is the checkpoint's to report

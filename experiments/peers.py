@@ -30,7 +30,15 @@ import numpy as np
 
 from continuous_control.files import MANIFEST, manifest, read_json
 from continuous_control.provenance import ROOT, code_version, machine, processor
-from continuous_control.results import TARGET_SCORE, WINDOW, evaluate_policy, first_episode_at, write_csv
+from continuous_control.results import (
+    WINDOW,
+    average100,
+    evaluate_policy,
+    first_episode_at,
+    running_mean,
+    solved_at,
+    write_csv,
+)
 from reacher.physics import MAX_STEPS
 
 SMOKE = os.environ.get("SMOKE", "0") == "1"
@@ -218,7 +226,7 @@ def recorder(schedule: Schedule, label: str, log_every: int):
                 if episode % log_every == 0 or episode == 1:
                     print(
                         f"{label} episode {episode:3d}  mean {means[-1]:5.2f}  min {self.arms[-1].min():5.2f}  "
-                        f"max {self.arms[-1].max():5.2f}  avg100 {np.mean(means[-WINDOW:]):5.2f}  "
+                        f"max {self.arms[-1].max():5.2f}  avg100 {average100(means):5.2f}  "
                         f"{self.wall[-1] / 60:5.1f} min  updates {self.model._n_updates}",
                         flush=True,
                     )
@@ -268,7 +276,7 @@ def export(model, path: str):
 def history_files(folder: str, arms: np.ndarray, wall: np.ndarray) -> dict:
     """scores.csv and arm_scores.csv as the agent's runs write them; the summary's score entries."""
     means = arms.mean(1)
-    avg100 = np.array([means[max(0, i - WINDOW + 1) : i + 1].mean() for i in range(len(means))])
+    avg100 = running_mean(means)
     write_csv(
         os.path.join(folder, "scores.csv"),
         "mean,min,max,avg100,wall_seconds",
@@ -276,8 +284,7 @@ def history_files(folder: str, arms: np.ndarray, wall: np.ndarray) -> dict:
         "{:.4f}",
     )
     write_csv(os.path.join(folder, "arm_scores.csv"), ",".join(f"arm{k}" for k in range(arms.shape[1])), arms, "{:.2f}")
-    hits = np.flatnonzero((np.arange(1, len(means) + 1) >= WINDOW) & (avg100 >= TARGET_SCORE))
-    solved = int(hits[0]) + 1 if hits.size else None
+    solved = solved_at(avg100)
     return {
         "solved_at": solved,
         "first_episode_mean_30": first_episode_at(means),

@@ -17,7 +17,7 @@ import numpy as np
 import pandas as pd
 
 from continuous_control.provenance import ROOT
-from continuous_control.results import TARGET_SCORE, WINDOW, load_run, read_json  # noqa: F401 (read_json: the analyses use it)
+from continuous_control.results import WINDOW, first_episode_at, load_run, read_json  # noqa: F401 (read_json: the analyses use it)
 
 RESULTS = os.path.join(ROOT, "results")
 GROUPS = {"processor_check": "processor_check", "peers": "peers"}  # sub-folders holding runs of their own
@@ -54,7 +54,6 @@ def measure(folder: str) -> dict:
     run = read_run(folder)
     summary = run["summary"]
     mean, arms = run["scores"]["mean"][:WINDOW], run["arms"][:WINDOW].mean(0)
-    hits = np.flatnonzero(mean >= TARGET_SCORE)
     evaluation = summary.get("eval_arm_means", [np.nan])
     return {
         "seed": summary["seed"],
@@ -65,7 +64,7 @@ def measure(folder: str) -> dict:
         "runs_at_once": summary.get("concurrent_runs", 1),
         "episodes": len(mean),
         "solved_at": summary["solved_at"],
-        "first_30": int(hits[0]) + 1 if hits.size else NEVER,
+        "first_30": first_episode_at(mean) or NEVER,
         "mean_1_100": mean.mean(),
         "mean_91_100": mean[-10:].mean(),
         "worst_arm_1_100": arms.min(),
