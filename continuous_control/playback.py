@@ -14,7 +14,8 @@ from .results import EVAL_SEED, acting
 
 def load_networks(run_dir: str = "checkpoints") -> dict:
     """A run's saved networks, rebuilt from the agent's classes and its config.json (strictly)."""
-    from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
+    from .agent import Actor, Critic, NoisyActor, TwinCritic
+    from .networks import Normalizer
 
     run = os.path.join(ROOT, run_dir)
     cfg = json.loads(Path(os.path.join(run, "config.json")).read_text())
