@@ -60,8 +60,8 @@ def test_tensor_path_learns_what_the_lesson_learns():
 
 
 def test_tensor_path_runs_the_lessons_own_priorities(monkeypatch):
-    """A change planted in the lesson's `_set_priority` reaches the GPU's path: both learn the same, and not what the
-    lesson without the change learns."""
+    """A change planted in the lesson's `_set_priority` reaches the GPU's path: both paths hold the same priorities (and
+    networks), and not the priorities of the lesson without the change."""
     line = "self.priorities[idx] = priorities**self.alpha"  # the body of the lesson's _set_priority
     source = Path(agent_module.__file__).read_text(encoding="utf-8")
     assert source.count(line) == 1
