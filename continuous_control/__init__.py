@@ -8,33 +8,8 @@ networks and caches numba's compilations. The report's variants and ablations
 are experiments/'s.
 
 `agent.py` is the notebook's own agent, exported from its cells tagged `export`
-(`python -m continuous_control.export`): import it as `continuous_control.agent`. This file does
-not import it, so that the notebook, which defines the same classes inline, never loads a copy,
-and it imports nothing that displays: training runs without IPython, widgets or matplotlib. The names
-below load their module when first used, so that `continuous_control.provenance` (the project's `ROOT`,
-where a run ran, the code's version) imports without torch.
+(`python -m continuous_control.export`): import it as `continuous_control.agent`. Each module imports a name from
+the module that defines it, and this file imports none, so that the notebook, which defines the same classes
+inline, never loads a copy of the agent, training runs without IPython, widgets or matplotlib, and
+`continuous_control.provenance` (the project's `ROOT`, where a run ran, the code's version) imports without torch.
 """
-
-import importlib
-
-_MODULES = {
-    "ActionNoise": "behaviour",
-    "Behaviour": "behaviour",
-    "Networks": "networks",
-    "Normalizer": "networks",
-    "SumTree": "sumtree",
-    "TrainingRun": "training",
-    "check_config": "config",
-    "code_fingerprint": "checkpoints",
-    "compiled": "networks",
-    "for_device": "devices",
-    "refuse_non_finite": "config",
-    "seed_streams": "config",
-}
-__all__ = sorted(_MODULES)
-
-
-def __getattr__(name: str):
-    if name in _MODULES:
-        return getattr(importlib.import_module(f".{_MODULES[name]}", __name__), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -4,30 +4,21 @@ GENERATED from the notebook's cells tagged `export` by `python -m continuous_con
 Do not edit: edit the notebook, then export (`make export`). Each block below names its section.
 """
 
-
 # --- 1. The environment ---
-from dataclasses import asdict, dataclass
-
+from dataclasses import dataclass
 
 import numpy as np
-
-
 import torch
-
-
 import torch.nn as nn
-
-
 import torch.nn.functional as F
 
-
-from continuous_control import ActionNoise, Behaviour, Networks, Normalizer, SumTree, TrainingRun, for_device
-
-
+from continuous_control.behaviour import ActionNoise, Behaviour
 from continuous_control.checkpoints import code_fingerprint
-
-
 from continuous_control.config import check_config, refuse_non_finite, seed_streams
+from continuous_control.devices import for_device
+from continuous_control.networks import Networks, Normalizer
+from continuous_control.sumtree import SumTree
+from continuous_control.training import TrainingRun
 
 
 # --- 1.3 The hyperparameters, in one place ---
@@ -271,21 +262,22 @@ class DDPGAgent(DDPG):
         policy = self.behaviour if explore else self.behaviour.mean_actor  # explore=False: no noise
         return policy(self.tensor(states)).to("cpu", torch.float32).numpy()
 
-    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+    def step(self, states, actions, rewards, next_states, done: bool) -> dict:
+        """Store the step's transitions, learn when due; what it did: the rows stored, learn's dict (None: none)."""
         refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
         if not done:
             self.behaviour.refresh()  # the next step's policy, before this step's update
         self.norm.update(self.tensor(states))
         transitions = self.transitions(states, actions, rewards, next_states, done)
-        if transitions is not None:
-            self.memory.add(*transitions)
+        stored = None if transitions is None else self.memory.add(*transitions)
         self.steps += 1
-        if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-            self.learn()
+        learns = self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0
+        return {"stored": stored, "update": self.learn() if learns else None}
 
     def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
         """This step's one-step transitions, one per arm, or None for the done step."""
-        return None if done else (states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32))
+        discounts = np.full(len(rewards), self.cfg.gamma, np.float32)  # gamma: one step
+        return None if done else (states, actions, rewards, next_states, discounts)
 
     def replay_batch(self) -> tuple:
         """(indices, weights, arrays) of one batch: uniform here; section 5 samples by priority."""
@@ -327,7 +319,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, resume=False,
             env_info = env.step(actions)[brain_name]
             rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
             done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)  # store, and learn
+            run.end_step(agent.step(states, actions, rewards, next_states, done))  # store, learn; the run notes it
             scores += rewards
             states = next_states
             if done:
@@ -458,8 +450,11 @@ class PrioritizedReplay(UniformReplay):
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
-        weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        return idx, weights.astype(np.float32), self.rows(idx)
+        return idx, self.weights(idx, total, self.size, beta).astype(np.float32), self.rows(idx)
+
+    def weights(self, idx, total, size: int, beta: float):
+        """The importance weights of the rows `idx`, of `size` transitions whose p^alpha sum to `total` (5.2)."""
+        return importance_weights(self.priorities[idx], total, size, beta)
 
     @property
     def entry_priority(self) -> float:
@@ -528,7 +523,7 @@ class NoisyActor(Actor):
         self.noise_size = sum(self.sizes)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
-        """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
+        """Noise for every layer (`noise_size` standard normal numbers, split in order), or None: the mean weights."""
         for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes, -1)):
             layer.set_noise(part)
 

@@ -2,8 +2,8 @@
 lesson's `train` asks for, mixes `GraphedAgent` into the agent's class (a CPU runs the lesson as written).
 Only what must differ on a GPU is here; the math is the lesson's:
 - `DeviceReplay`: the lesson's PrioritizedReplay (5.2) with its storage and its sampler on the device. It keeps
-  the lesson's `update_priorities`, `rows` and `importance_weights`; the sum tree's walk is `searchsorted` on the
-  priorities' running sum, which finds the same leaf up to rounding. No TD error goes to the host.
+  the lesson's `update_priorities`, `_set_priority`, `weights` and `rows`; the sum tree's walk is `searchsorted` on
+  the priorities' running sum, which finds the same leaf up to rounding. No TD error goes to the host.
 - `GraphedAgent`: the lesson's own `learn`, and the two calls of `Behaviour.refresh` with the host's noise, each
   captured in a CUDA graph (`Graph`) and replayed. The host draws their random numbers from the agent's
   streams in the CPU's order and copies them in with beta; only the actions come back.
@@ -42,7 +42,7 @@ class Priorities:
 
 class DeviceReplay:
     """The storage and the sampler of the lesson's PrioritizedReplay on `device`, mixed in before the lesson's class
-    (`device_replay`), whose `update_priorities`, `rows` and `importance_weights` then run on tensors (and
+    (`device_replay`), whose `update_priorities`, `_set_priority`, `weights` and `rows` then run on tensors (and
     `entry_priority`, read once an episode by the diagnostics, on the host). `sample` reads its
     `batch` uniform numbers from `u`, which the caller fills, so that a CUDA graph replays it with new ones."""
 
@@ -75,7 +75,7 @@ class DeviceReplay:
         columns = [states, actions, np.asarray(returns)[:, None], next_states, np.asarray(discounts)[:, None]]
         idx = (self.next + torch.arange(len(columns[2]), device=self.table.device)) % self.capacity
         self.table[idx] = to_device(np.concatenate(columns, 1, dtype=np.float32), self.table.device)
-        self.priorities.p[idx] = self.recent.max().double() ** self.alpha  # never read on the host
+        self._set_priority(idx, self.recent.max().double().expand(len(idx)))  # entry_priority, never on the host
         self.next = (self.next + len(idx)) % self.capacity
         self.size = min(self.size + len(idx), self.capacity)
         self.filled.fill_(self.size)
@@ -83,24 +83,21 @@ class DeviceReplay:
 
     def sample(self, batch: int, beta):
         """The lesson's `sample` on the device: `batch` equal segments of the total, the leaf under each by the
-        running sum, the lesson's `importance_weights` (beta a number or a tensor)."""
+        running sum, the lesson's `weights` (beta a number or a tensor)."""
         total = self.priorities.total()
         bounds = (torch.arange(batch, device=self.u.device) + self.u) * (total / batch)
         idx = torch.minimum(self.priorities.find_prefix_sum(bounds), self.filled.long() - 1)
-        weights = self.importance_weights(self.priorities[idx], total, self.filled, beta)
-        return idx, weights.float(), self.rows(idx)
-
-    def _set_priority(self, idx, priorities) -> None:
-        self.priorities[idx] = priorities**self.alpha
+        return idx, self.weights(idx, total, self.filled, beta).float(), self.rows(idx)
 
 
 def device_replay(memory, device: torch.device, batch: int):
-    """`memory`, the lesson's PrioritizedReplay, on `device`: an instance of DeviceReplay mixed into its class, with
-    the lesson's `importance_weights` (the one its `sample` calls)."""
-    lesson_part(memory, "PrioritizedReplay")
-    weights = staticmethod(type(memory).sample.__globals__["importance_weights"])
-    cls = type("DeviceReplay", (DeviceReplay, type(memory)), {"importance_weights": weights})
-    return cls(memory, device, batch)  # DeviceReplay's __init__: the lesson's would allocate its arrays
+    """`memory`, the lesson's PrioritizedReplay, on `device`: DeviceReplay mixed in before its class, which the
+    notebook defines (so it is taken from `memory`, not imported)."""
+
+    class OnDevice(DeviceReplay, type(memory)):
+        pass
+
+    return OnDevice(memory, device, batch)  # DeviceReplay's __init__: the lesson's would allocate its arrays
 
 
 class Graph:
@@ -149,12 +146,11 @@ class GraphedAgent:
         return device_replay(super().make_memory(), torch.device(self.cfg.device), self.cfg.batch_size)
 
     def make_behaviour(self):
-        behaviour = lesson_part(super().make_behaviour(), "Behaviour")
+        behaviour = super().make_behaviour()
         return GraphedBehaviour(behaviour, self.sizes) if self.capture else behaviour
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        lesson_part(self.actor, "NoisyActor")
         zeros = lambda *shape: torch.zeros(shape, dtype=torch.float64, device=self.cfg.device)
         # the inputs: the replay's uniform numbers, then the actor's noise, and beta
         self.graph = Graph(
@@ -234,20 +230,16 @@ class GraphedBehaviour(torch.nn.Module):
         return self.graphs[1](states)
 
 
-def lesson_part(part, name: str):
-    """`part`, if it is the lesson's `name`: a variant's own part (the report's ablations) has no tensor path."""
-    if type(part).__name__ != name:
-        raise ValueError(
-            f"The GPU path knows the lesson's replay, behaviour and actor, not {type(part).__name__}: "
-            f"train this agent on the CPU."
-        )
-    return part
-
-
 def graphed(agent_class: type, capture: bool = True) -> type:
     """`agent_class` on its device's tensor path: GraphedAgent mixed in before it (a new class each call, so that
-    nothing keeps it, or an agent through it, alive)."""
-    return type(f"Graphed{agent_class.__name__}", (GraphedAgent, agent_class), {"capture": capture})
+    nothing keeps it, or an agent through it, alive). The lesson's parts only: a variant of a part (the report's
+    ablations, which their config keeps on the CPU) may lose what it changes."""
+
+    class Graphed(GraphedAgent, agent_class):
+        pass
+
+    Graphed.capture = capture
+    return Graphed
 
 
 def for_device(agent_class: type, device: str) -> type:

@@ -21,6 +21,7 @@ from .provenance import ROOT
 NOTEBOOK = os.path.join(ROOT, "Continuous_Control.ipynb")
 MODULE = os.path.join(ROOT, "continuous_control", "agent.py")
 TAG = "export"
+IMPORTS = (ast.Import, ast.ImportFrom)
 HEADER = '''"""The agent of Continuous_Control.ipynb: DDPG with n-step targets, prioritized replay and NoisyNet.
 
 GENERATED from the notebook's cells tagged `export` by `python -m continuous_control.export`.
@@ -53,22 +54,26 @@ def module_source(notebook: str = NOTEBOOK) -> str:
                     classes[owner][1] += "\n\n" + textwrap.indent(text, "    ")
                 else:
                     raise ValueError(f"@method_of({owner}) in {notebook}: no exported class {owner} before it")
-    out, last = [HEADER], None
+    out, last = [], None
     for block_heading, text in blocks:
         if block_heading != last and block_heading:
             text = f"# --- {block_heading} ---\n" + text
         last = block_heading
         out.append(text.strip("\n") + "\n")
-    return "\n\n".join(out)
+    return HEADER + "\n" + "\n\n".join(out)  # one blank line after the docstring, two between blocks
 
 
 def statements(source: str):
     """(the statement's node or None, the class a `@method_of` function belongs to or None, its text) for each top-level
     statement of a cell, with the comments above it (comments after the last one as a statement of their own);
-    a method's `@method_of` line dropped. A ValueError for a method that folding would change."""
+    a method's `@method_of` line dropped; a run of imports is one statement, as `ruff format` keeps it. A
+    ValueError for a method that folding would change."""
     lines = source.splitlines()
     start = 0  # the first line (0-based) after the previous statement
-    for node in ast.parse(source).body:
+    body = ast.parse(source).body
+    for node, after in zip(body, [*body[1:], None]):
+        if isinstance(node, IMPORTS) and isinstance(after, IMPORTS):
+            continue  # its lines go with the run's last import
         text = lines[start : node.end_lineno]
         owner = None
         for d in getattr(node, "decorator_list", []):

@@ -13,7 +13,8 @@ from .results import EVAL_SEED, NETWORKS, POLICY_LIMIT, acting, from_safetensors
 def load_networks(run_dir: str = "checkpoints") -> dict:
     """A run's saved networks, rebuilt from the agent's classes and its config.json, their numbers from
     networks.safetensors (data only), both read once and checked against the folder's manifest."""
-    from .agent import Actor, Critic, NoisyActor, Normalizer, TwinCritic
+    from .agent import Actor, Critic, NoisyActor, TwinCritic
+    from .networks import Normalizer
 
     run = os.path.join(ROOT, run_dir)
     files = read_folder(run, {"config.json": MIB, NETWORKS: POLICY_LIMIT}, names=("config.json", NETWORKS))

@@ -3,7 +3,7 @@
 run = TrainingRun(run_dir, agent, env, code_fingerprint(), max_episodes)
 first = run.start(resume)              # 1, or the episode after the last checkpoint
 for episode in range(first, max_episodes + 1):
-    ...                                # the episode itself
+    ...                                # the episode itself, telling run.end_step what each agent.step did
     if run.end_episode(episode, scores):   # also logs, draws and checkpoints (run_dir/resume/) every few
         break
 history = run.finish()                 # result files in run_dir
@@ -28,8 +28,8 @@ LOGGED = ("critic_loss", "actor_loss", "q", "td_abs", "young_share")  # the colu
 
 class Recorder:
     """The diagnostics' bookkeeping: per update what it saw, and per stored transition when it was added and
-    whether it was replayed since. It wraps the agent's `memory.add` and `learn` and changes no value. Its notes
-    are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
+    whether it was replayed since. Told what each step did (`on_step`), it changes no value of the agent. Its
+    notes are arrays of the replay's kind: numpy's, or a GPU replay's tensors (read once per episode)."""
 
     def __init__(self, agent):
         capacity = agent.memory.capacity
@@ -40,26 +40,28 @@ class Recorder:
         self.replayed = replayed if self.device else replayed.numpy()
         self.log = []
         self.adds = 0
-        add, learn = agent.memory.add, agent.learn
-        agent.memory.add = lambda *transitions: self.on_add(add(*transitions))
-        agent.learn = lambda: self.on_update(learn())
 
-    def on_add(self, idx):
-        """A batch of transitions was stored at rows `idx`; `idx`."""
+    def on_step(self, told: dict) -> None:
+        """What the agent's `step` returned: the rows it stored (`stored`), then its update (`update`), each or None."""
+        if told["stored"] is not None:
+            self.on_add(told["stored"])
+        if told["update"] is not None:
+            self.on_update(told["update"])
+
+    def on_add(self, idx) -> None:
+        """A batch of transitions was stored at rows `idx`."""
         self.born[idx] = self.adds
         self.replayed[idx] = False
         self.adds += 1
-        return idx
 
-    def on_update(self, out: dict) -> dict:
-        """An update: its losses and mean Q, and its batch's rows `idx` and TD errors `td`; `out`."""
+    def on_update(self, out: dict) -> None:
+        """An update: its losses and mean Q, and its batch's rows `idx` and TD errors `td`."""
         idx = out["idx"]
         self.replayed[idx] = True
         td_abs = torch.as_tensor(out["td"]).abs().mean()
         young = (self.age(idx) <= 1000).sum() / len(idx)
         row = (out["critic_loss"], out["actor_loss"], out["q"], td_abs, young)
         self.log.append(torch.stack(row) if self.device else [float(x) for x in row])  # a GPU's numbers stay there
-        return out
 
     def age(self, idx):
         """How many insertions ago each transition was added."""
@@ -164,6 +166,10 @@ class TrainingRun:
     def finished(self) -> bool:
         solved = self.stop_when_solved and self.history["solved_at"] is not None
         return self.episode >= self.max_episodes or solved
+
+    def end_step(self, told: dict) -> None:
+        """What the agent's `step` returned (the rows stored, the update), for the diagnostics."""
+        self.record.on_step(told)
 
     def end_episode(self, episode: int, scores: np.ndarray) -> bool:
         """Record one episode's scores (one per arm); True when the run is finished."""

@@ -15,7 +15,6 @@ import torch.nn.functional as F
 from continuous_control.agent import (
     Actor,
     Agent,
-    Behaviour,
     Config,
     NoisyActor,
     NoisyLinear,
@@ -23,6 +22,7 @@ from continuous_control.agent import (
     PrioritizedReplay,
 )
 from continuous_control.agent import train as lesson_train
+from continuous_control.behaviour import Behaviour
 
 EXPLORATIONS = ("noisynet", "ou", "none")
 NEW_PRIORITIES = ("recent", "largest_ever", "mean")
@@ -178,12 +178,12 @@ class AblationAgent(Agent):
         flip = states[:, GOAL_SPEED] < 0
         return mirrored(super().act(mirrored(states, flip, MIRROR_OBS), explore), flip, MIRROR_ACT)
 
-    def step(self, states, actions, rewards, next_states, done: bool) -> None:
+    def step(self, states, actions, rewards, next_states, done: bool) -> dict:
         if self.cfg.mirror:  # within an episode a goal keeps its direction: one flip for s and s'
             flip = states[:, GOAL_SPEED] < 0
             states, actions = mirrored(states, flip, MIRROR_OBS), mirrored(actions, flip, MIRROR_ACT)
             next_states = next_states if done else mirrored(next_states, flip, MIRROR_OBS)
-        super().step(states, actions, rewards, next_states, done)
+        return super().step(states, actions, rewards, next_states, done)
 
     def policy_network(self) -> torch.nn.Module:
         """What results.exported_policy exports: the target actor behind the normaliser, mirrored if asked."""

@@ -68,7 +68,8 @@ LIKE_SOURCES = {
 
 def like_hyperparameters(algo: str) -> dict:
     """The settings of a peer configured like the agent, read from its Config and Normalizer."""
-    from continuous_control.agent import Config, Normalizer
+    from continuous_control.agent import Config
+    from continuous_control.networks import Normalizer
 
     cfg = Config()
     if cfg.actor_lr != cfg.critic_lr:

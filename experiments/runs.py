@@ -16,8 +16,9 @@ import re
 import numpy as np
 import pandas as pd
 
+from continuous_control.files import read_json  # noqa: F401 (the analyses use it)
 from continuous_control.provenance import ROOT
-from continuous_control.results import WINDOW, first_episode_at, load_run, read_json  # noqa: F401 (read_json: the analyses use it)
+from continuous_control.results import WINDOW, first_episode_at, load_run
 
 RESULTS = os.path.join(ROOT, "results")
 GROUPS = {"processor_check": "processor_check", "peers": "peers"}  # sub-folders holding runs of their own

@@ -160,8 +160,8 @@ def test_new_transitions_enter_at_the_recent_largest_priority(window):
 
 
 def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
-    """The recorder, told of each storage and update, marks the rows an update sampled; a new add clears the
-    mark of the slots it overwrites."""
+    """The recorder, told what each step stored and what its update sampled, marks the rows an update sampled; a new
+    add clears the mark of the slots it overwrites."""
     from types import SimpleNamespace
 
     from continuous_control.agent import PrioritizedReplay
@@ -170,16 +170,14 @@ def test_the_backlog_counts_exactly_the_transitions_no_update_sampled():
     zeros = np.zeros((6, 1), np.float32)
     m = PrioritizedReplay(8, 1, 1, alpha=1.0, offset=0.0, rng=np.random.default_rng(0))
     idx, td = np.array([0, 1]), np.array([0.5, 0.5])
-    agent = SimpleNamespace(
-        memory=m, learn=lambda: {"critic_loss": 0.0, "actor_loss": 0.0, "q": 0.0, "idx": idx, "td": td}
-    )
-    record = Recorder(agent)  # it notes each add and update as the agent makes them
-    m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32))
+    record = Recorder(SimpleNamespace(memory=m))  # told what each step did, as train tells it
+    record.on_step({"stored": m.add(zeros, zeros, zeros[:, 0], zeros, np.ones(6, np.float32)), "update": None})
     m.update_priorities(idx, td)  # p: 0.5, 0.5, then 4 new ones at 1
-    agent.learn()
+    record.on_step({"stored": None, "update": {"critic_loss": 0.0, "actor_loss": 0.0, "q": 0.0, "idx": idx, "td": td}})
     b = backlog(m, record)
     assert b["unreplayed_share"] == pytest.approx(4 / 6) and b["unreplayed_mass"] == pytest.approx(4 / 5)
-    m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32))  # overwrites 0, 1
+    rows = m.add(zeros[:4], zeros[:4], zeros[:4, 0], zeros[:4], np.ones(4, np.float32))  # overwrites 0, 1
+    record.on_step({"stored": rows, "update": None})
     assert not record.replayed[:2].any() and backlog(m, record)["unreplayed_share"] == pytest.approx(1.0)
     assert list(record.age(np.arange(8))) == [1, 1, 2, 2, 2, 2, 1, 1]  # insertions ago: the 2nd wrote 6, 7, 0, 1
 

@@ -544,7 +544,7 @@ def made_up_training(tmp_path, program: list[dict]) -> tuple[list, dict]:
 
         def step(self, states, actions, rewards, next_states, done):
             seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
-            super().step(states, actions, rewards, next_states, done)
+            return super().step(states, actions, rewards, next_states, done)
 
     cfg = ns["Config"](buffer_size=100, batch_size=4, warmup=4)
     return seen, ns["train"](cfg, env, str(tmp_path), 2, live=False, agent_class=Spy)

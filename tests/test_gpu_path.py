@@ -2,10 +2,15 @@
 updates, the same priorities. Its tensor code runs on any device, so a CPU checks it against the lesson's
 numpy replay; the CUDA graph is checked against the eager path where a GPU is at hand."""
 
+import sys
+import types
+from pathlib import Path
+
 import numpy as np
 import pytest
 import torch
 
+from continuous_control import agent as agent_module
 from continuous_control.agent import Agent, Config
 from continuous_control.checkpoints import load_checkpoint, save_checkpoint
 from continuous_control.devices import DeviceReplay, graphed
@@ -23,7 +28,7 @@ def feed(agent, steps: int, seed: int = 0) -> Recorder:
     states = rng.standard_normal((ARMS, S))
     for _ in range(steps):
         next_states = rng.standard_normal((ARMS, S))
-        agent.step(states, agent.act(states), rng.random(ARMS) * 0.04, next_states, False)
+        record.on_step(agent.step(states, agent.act(states), rng.random(ARMS) * 0.04, next_states, False))
         states = next_states
     return record
 
@@ -52,6 +57,23 @@ def test_tensor_path_learns_what_the_lesson_learns():
     assert lesson.updates == fast.updates == fast.memory.updates == 33
     assert fast.memory.size == lesson.memory.size
     assert_same(state(lesson), state(fast), 1e-4)
+
+
+def test_tensor_path_runs_the_lessons_own_priorities(monkeypatch):
+    """A change planted in the lesson's `_set_priority` reaches the GPU's path: both paths hold the same priorities (and
+    networks), and not the priorities of the lesson without the change."""
+    line = "self.priorities[idx] = priorities**self.alpha"  # the body of the lesson's _set_priority
+    source = Path(agent_module.__file__).read_text(encoding="utf-8")
+    assert source.count(line) == 1
+    planted = types.ModuleType("planted_agent")
+    monkeypatch.setitem(sys.modules, planted.__name__, planted)  # the dataclass's module
+    exec(compile(source.replace(line, line + " * 2"), "planted", "exec"), vars(planted))
+    lesson, fast = (cls(planted.Config(**SMALL), S, A, ARMS) for cls in (planted.Agent, graphed(planted.Agent)))
+    plain = Agent(Config(**SMALL), S, A, ARMS)
+    for agent in (lesson, fast, plain):
+        feed(agent, 30)
+    assert_same(state(lesson), state(fast), 1e-4)
+    assert not torch.allclose(state(lesson)["priorities"], state(plain)["priorities"])
 
 
 def test_tensor_path_samples_the_sum_trees_leaves():
@@ -119,15 +141,13 @@ def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
     assert_same(state(fast), state(again), 0)
 
 
-def test_variants_of_the_agent_are_refused():
-    """The speed path knows the lesson's replay and behaviour only: an ablation's own would be lost. An Ablation
-    on CUDA is refused as its config is made."""
-    from experiments.ablations import Ablation, AblationAgent
+def test_the_ablations_stay_on_the_cpu_and_a_subclass_of_the_agent_does_not():
+    """The speed path replaces the lesson's replay storage and behaviour, which an ablation may swap: an Ablation on
+    CUDA is refused as its config is made. A subclass of the agent with the lesson's parts gets the speed path."""
+    from experiments.ablations import Ablation
 
     with pytest.raises(ValueError, match=r"\bCPU\b"):
-        Ablation(**SMALL, mirror=True, device="cuda")
-    with pytest.raises(ValueError, match="MeanPriorityReplay"):
-        graphed(AblationAgent)(Ablation(**SMALL, new_priority="mean"), S, A, ARMS)
+        Ablation(**SMALL, device="cuda")
 
     class Timed(Agent):  # a subclass with the lesson's parts is the lesson's agent
         pass

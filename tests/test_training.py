@@ -8,6 +8,7 @@ import os
 import platform
 import shutil
 import subprocess
+import sys
 import types
 
 import numpy as np
@@ -506,8 +507,14 @@ def test_train_gives_the_agent_each_state_sends_its_actions_and_sums_every_rewar
         def step(self, states, actions, rewards, next_states, done):
             assert np.array_equal(actions, env.actions), "the actions sent to the environment are not the agent's"
             seen.append((states[0, 0], rewards.tolist(), next_states[0, 0], done))
-            super().step(states, actions, rewards, next_states, done)
+            return super().step(states, actions, rewards, next_states, done)
 
     history = train(Config(buffer_size=100, batch_size=4, warmup=4), env, str(tmp_path), 2, live=False, agent_class=Spy)
     episode = [(0, [1, 2], 1, False), (1, [1, 2], 2, False), (2, [1, 2], 3, False), (3, [1, 2], 0, True)]
     assert seen == [("episode", 1), *episode, ("episode", 2), *episode] and history["mean"] == [6.0, 6.0]
+
+
+def test_provenance_imports_without_torch():
+    """The package's root imports nothing, so that where a run ran and the code's version are read without torch."""
+    code = "import sys, continuous_control.provenance; sys.exit('torch' in sys.modules)"
+    assert subprocess.run([sys.executable, "-c", code]).returncode == 0

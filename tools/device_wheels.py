@@ -13,7 +13,7 @@ import os
 import subprocess
 import sys
 
-from tools.tasks import ROOT
+from continuous_control.provenance import ROOT
 
 FOLDER = os.path.join(ROOT, ".whl")
 PYTHON = "3.12"

@@ -37,16 +37,20 @@
 # `@method_of(Cls)` adds the function below it to `Cls`.
 
 # %% tags=["export"]
-from dataclasses import asdict, dataclass
+from dataclasses import dataclass
 
 import numpy as np
 import torch
 import torch.nn as nn
 import torch.nn.functional as F
 
-from continuous_control import ActionNoise, Behaviour, Networks, Normalizer, SumTree, TrainingRun, for_device
+from continuous_control.behaviour import ActionNoise, Behaviour
 from continuous_control.checkpoints import code_fingerprint
 from continuous_control.config import check_config, refuse_non_finite, seed_streams
+from continuous_control.devices import for_device
+from continuous_control.networks import Networks, Normalizer
+from continuous_control.sumtree import SumTree
+from continuous_control.training import TrainingRun
 
 
 def method_of(cls):
@@ -55,6 +59,7 @@ def method_of(cls):
 
 # %%
 import os
+from dataclasses import asdict
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -664,7 +669,8 @@ assert np.array_equal(s[:, 0], ret) and np.array_equal(ret, replay.returns[idx])
 # of the report's runs, and takes more than twice as long.
 #
 # The cell after the class: `step` stores the transitions and, after `warmup`, learns every `learn_every` steps. The `done` step is
-# dropped (1.2); `refuse_non_finite` stops at a NaN, naming the arm.
+# dropped (1.2); `refuse_non_finite` stops at a NaN, naming the arm. `step` returns what it did: the rows it stored and
+# what the update returned, for `train` to hand to the run's bookkeeping.
 
 # %% tags=["export"]
 class DDPGAgent(DDPG):
@@ -709,23 +715,24 @@ class DDPGAgent(DDPG):
 
 # %% tags=["export"]
 @method_of(DDPGAgent)
-def step(self, states, actions, rewards, next_states, done: bool) -> None:
+def step(self, states, actions, rewards, next_states, done: bool) -> dict:
+    """Store the step's transitions, learn when due; what it did: the rows stored, learn's dict (None: none)."""
     refuse_non_finite(self.steps + 1, states=states, rewards=rewards, next_states=next_states)
     if not done:
         self.behaviour.refresh()  # the next step's policy, before this step's update
     self.norm.update(self.tensor(states))
     transitions = self.transitions(states, actions, rewards, next_states, done)
-    if transitions is not None:
-        self.memory.add(*transitions)
+    stored = None if transitions is None else self.memory.add(*transitions)
     self.steps += 1
-    if self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0:
-        self.learn()
+    learns = self.memory.size >= self.cfg.warmup and self.steps % self.learn_every == 0
+    return {"stored": stored, "update": self.learn() if learns else None}
 
 
 @method_of(DDPGAgent)
 def transitions(self, states, actions, rewards, next_states, done: bool) -> tuple | None:
     """This step's one-step transitions, one per arm, or None for the done step."""
-    return None if done else (states, actions, rewards, next_states, np.full(len(rewards), self.cfg.gamma, np.float32))
+    discounts = np.full(len(rewards), self.cfg.gamma, np.float32)  # gamma: one step
+    return None if done else (states, actions, rewards, next_states, discounts)
 
 
 @method_of(DDPGAgent)
@@ -811,7 +818,8 @@ assert agent.updates == 1, f"learn must add 1 to self.updates: it is {agent.upda
 # %% [markdown]
 # ### 3.4 The training loop, and plain DDPG trained
 #
-# `TrainingRun` (from the package) keeps the scores, checkpoints and results. On the built-in Reacher,
+# `TrainingRun` (from the package) keeps the scores, checkpoints and results, and, told what each step did
+# (`end_step`), the diagnostics. On the built-in Reacher,
 # a run again with the same seed reproduces every episode's scores on the same kind of processor.
 #
 # After `train`, plain DDPG for 20 episodes (two with `SMOKE=1`): a few minutes.
@@ -836,7 +844,7 @@ def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, resume=False,
             env_info = env.step(actions)[brain_name]
             rewards, next_states = np.asarray(env_info.rewards), env_info.vector_observations
             done = any(env_info.local_done)
-            agent.step(states, actions, rewards, next_states, done)  # store, and learn
+            run.end_step(agent.step(states, actions, rewards, next_states, done))  # store, learn; the run notes it
             scores += rewards
             states = next_states
             if done:
@@ -1118,8 +1126,11 @@ class PrioritizedReplay(UniformReplay):
         total = self.priorities.total()
         bounds = (np.arange(batch) + self.rng.random(batch)) * (total / batch)
         idx = np.minimum(self.priorities.find_prefix_sum(bounds), self.size - 1)
-        weights = importance_weights(self.priorities[idx], total, self.size, beta)
-        return idx, weights.astype(np.float32), self.rows(idx)
+        return idx, self.weights(idx, total, self.size, beta).astype(np.float32), self.rows(idx)
+
+    def weights(self, idx, total, size: int, beta: float):
+        """The importance weights of the rows `idx`, of `size` transitions whose p^alpha sum to `total` (5.2)."""
+        return importance_weights(self.priorities[idx], total, size, beta)
 
     @property
     def entry_priority(self) -> float:
@@ -1365,7 +1376,7 @@ class NoisyActor(Actor):
         self.noise_size = sum(self.sizes)
 
     def set_noise(self, eps: torch.Tensor | None) -> None:
-        """Noise for every layer (`noise_size` standard normal numbers, split in order), or None for the mean weights."""
+        """Noise for every layer (`noise_size` standard normal numbers, split in order), or None: the mean weights."""
         for layer, part in zip(self.layers, [None] * len(self.layers) if eps is None else eps.split(self.sizes, -1)):
             layer.set_noise(part)
 
