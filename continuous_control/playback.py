@@ -5,6 +5,8 @@ import os
 
 import numpy as np
 
+from reacher.physics import ACTION_SIZE, OBSERVATION_SIZE
+
 from .files import MIB, FileRefused, parse_json, read_folder
 from .provenance import ROOT
 from .results import EVAL_SEED, NETWORKS, POLICY_LIMIT, acting, from_safetensors
@@ -21,11 +23,12 @@ def load_networks(run_dir: str = "checkpoints") -> dict:
     cfg = parse_json(files["config.json"], os.path.join(run, "config.json"))
     try:
         hidden, noisy = tuple(cfg["hidden"]), cfg.get("exploration", "noisynet") == "noisynet"  # an ablation's
-        actor = (lambda: NoisyActor(33, 4, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(33, 4, hidden))
-        critic = TwinCritic(33, 4, hidden) if cfg.get("clipped_double_q") else Critic(33, 4, hidden)
+        sizes = OBSERVATION_SIZE, ACTION_SIZE
+        actor = (lambda: NoisyActor(*sizes, hidden, cfg["noisy_sigma0"])) if noisy else (lambda: Actor(*sizes, hidden))
+        critic = TwinCritic(*sizes, hidden) if cfg.get("clipped_double_q") else Critic(*sizes, hidden)
     except (TypeError, KeyError, ValueError, AttributeError) as error:
         raise FileRefused(f"{os.path.join(run, 'config.json')}: not a configuration of this agent ({error})") from None
-    nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(33)}
+    nets = {"actor": actor(), "actor_target": actor(), "critic": critic, "normalizer": Normalizer(OBSERVATION_SIZE)}
     wanted = {f"{name}.{k}": tuple(v.shape) for name, net in nets.items() for k, v in net.state_dict().items()}
     tensors = from_safetensors(files[NETWORKS], os.path.join(run, NETWORKS), wanted, "config.json")
     for name, net in nets.items():
