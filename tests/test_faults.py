@@ -377,17 +377,23 @@ class FullDisk(io.RawIOBase):
 
 
 def fill_the_disk(monkeypatch):
-    """From now on, every file the results module opens to write is on a full disk."""
-    import builtins
+    """From now on, every file the project writes (a new file, made with O_EXCL|O_NOFOLLOW by `files.new_beside`
+    or `files.create_new`, then renamed into place) is on a full disk: it is made, and its first write fails as the
+    operating system's does."""
+    from continuous_control import files, results
 
-    from continuous_control import results
+    def full(make, with_name: bool):
+        def made(path, mode="wb"):
+            out = make(path, mode)
+            (out[0] if with_name else out).close()
+            return (FullDisk(), out[1]) if with_name else FullDisk()
 
-    monkeypatch.setattr(
-        results,
-        "open",
-        lambda path, mode="r", *a, **k: FullDisk() if "w" in mode else builtins.open(path, mode, *a, **k),  # noqa: SIM115
-        raising=False,
-    )
+        return made
+
+    for module in (files, results):
+        for name, with_name in (("new_beside", True), ("create_new", False)):
+            if hasattr(module, name):
+                monkeypatch.setattr(module, name, full(getattr(files, name), with_name))
 
 
 def small_result(folder, episodes, arms=2):

@@ -314,7 +314,7 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
     folder = tmp_path / "full" / "seed0"
     folder.mkdir(parents=True)
     (tmp_path / "runs" / "full" / "seed0").mkdir(parents=True)  # its networks, which the analyses read
-    (tmp_path / "runs" / "full" / "seed0" / "critic.pt").write_bytes(b"")
+    (tmp_path / "runs" / "full" / "seed0" / runner.NETWORKS).write_bytes(b"")
     finished = lambda *run: runner.finished(*run, runs=str(tmp_path / "runs"))
     summary = lambda **fields: (folder / "summary.json").write_text(
         json.dumps({"changes": {}, "results_version": RESULTS_VERSION, **fields})
@@ -339,7 +339,7 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
 def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
     """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
-    from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
+    from experiments.run import NETWORKS, TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
     from experiments.variants import CHANGES, RESULTS_VERSION
 
     results, runs = tmp_path / "results", tmp_path / "runs"
@@ -355,7 +355,7 @@ def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(
     assert done("uniform", 0) and not done(*WEAK_ARM_RUNS[0]) and not done(*TWIN_CRITIC_RUN)
     for variant, seed in (WEAK_ARM_RUNS[0], TWIN_CRITIC_RUN):
         (runs / variant / f"seed{seed}").mkdir(parents=True)
-        (runs / variant / f"seed{seed}" / "critic.pt").write_bytes(b"")
+        (runs / variant / f"seed{seed}" / NETWORKS).write_bytes(b"")
     assert done(*WEAK_ARM_RUNS[0]) and done(*TWIN_CRITIC_RUN) and not done(*WEAK_ARM_RUNS[1])
 
 
@@ -434,7 +434,10 @@ def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
 def test_the_lessons_plain_ddpg_is_the_reports_plain_variant(tmp_path):
     """`DDPGAgent` (section 3) and the report's plain DDPG (an AblationAgent: 1-step targets, alpha 0, OU action
     noise) compute the same run, bit for bit: what the lesson says of results/plain is said of this agent."""
+    import safetensors.torch
+
     from continuous_control.agent import DDPGAgent
+    from continuous_control.results import NETWORKS
     from experiments.ablations import Ablation, AblationAgent
 
     changes = dict(n_step=1, alpha=0.0, **SMALL)
@@ -445,10 +448,11 @@ def test_the_lessons_plain_ddpg_is_the_reports_plain_variant(tmp_path):
     ):
         env = ReacherEnvironment(seed=0, verbose=False)
         runs[name] = train(cfg, env, str(tmp_path / name), 2, live=False, agent_class=agent_class)
-        runs[name]["weights"] = torch.load(tmp_path / name / "actor.pt")
+        saved = safetensors.torch.load((tmp_path / name / NETWORKS).read_bytes())  # data only
+        runs[name]["weights"] = {k: v for k, v in saved.items() if k.startswith("actor.")}
     lesson, report = runs["lesson"], runs["report"]
     assert lesson["diagnostics"][0]["updates"] > 400 and lesson["arms"] == report["arms"]
-    assert all(torch.equal(lesson["weights"][k], report["weights"][k]) for k in lesson["weights"])
+    assert lesson["weights"] and all(torch.equal(lesson["weights"][k], report["weights"][k]) for k in lesson["weights"])
 
 
 def test_plain_ddpg_resumes_to_the_same_scores_and_its_checkpoint_is_not_the_full_agents(tmp_path, capsys):
