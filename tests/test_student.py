@@ -249,3 +249,14 @@ def test_a_grading_environment_whose_build_was_cut_short_is_built_again_and_no_o
     (empty / "venv").mkdir()  # what the cut-short build left
     with pytest.raises(Started):
         student.grading_env(str(empty))
+
+
+def test_a_hand_out_is_never_written_to_an_empty_path_or_through_a_link(tmp_path, capsys):
+    with pytest.raises(SystemExit) as end:
+        student.main(["--handout", ""])
+    assert end.value.code == 2 and "--handout needs a folder" in capsys.readouterr().err
+    (tmp_path / "real").mkdir()
+    (tmp_path / "link").symlink_to(tmp_path / "real")
+    with pytest.raises(SystemExit, match="symbolic link"):
+        student.main(["--handout", str(tmp_path / "link")])
+    assert list((tmp_path / "real").iterdir()) == []

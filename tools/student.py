@@ -190,6 +190,10 @@ def write_support(folder: str, notebook) -> None:
 
 def refuse_folder(folder: str, outside: bool = True) -> None:
     """A hand-out goes into a new or empty folder outside the checkout (`outside`): it never writes over anything."""
+    if not folder.strip():
+        raise SystemExit("refusing to write into an empty path: name a new folder")
+    if os.path.islink(os.path.normpath(folder)):
+        raise SystemExit(f"refusing to write into {folder}: it is a symbolic link, and nothing is written through one")
     target, root = os.path.realpath(folder), os.path.realpath(ROOT)
     if outside and (target == root or target.startswith(root + os.sep)):
         raise SystemExit(
@@ -313,6 +317,9 @@ def main(argv=None) -> int:
     parser.add_argument("--course", metavar="DIR", help="write nbgrader's source of the assignment into DIR/source/")
     parser.add_argument("--grading-env", metavar="DIR", help="make the grading environment and kernel in DIR")
     args = parser.parse_args(argv)
+    for name in ("handout", "course", "grading_env"):
+        if getattr(args, name) is not None and not getattr(args, name).strip():
+            parser.error(f"--{name.replace('_', '-')} needs a folder, not an empty path")
     if args.grading_env:
         data = grading_env(args.grading_env)
         print(
