@@ -470,6 +470,32 @@ def parse_run(files: dict, path: str) -> dict:
     def refuse(name: str, what: str):
         raise FileRefused(f"{file(name)}: {what}; restore it from git or remove its run")
 
+    summary, episodes = _summary(files, file, refuse)
+    columns = _scores(files, episodes, file, refuse)
+    arms = _arms(files, episodes, columns, file, refuse)
+    _summary_agrees(summary, columns, arms, refuse)
+    check_evaluation(summary, arms.shape[1], refuse)
+    _summary_texts(summary, refuse)
+    config = parse_json(files["config.json"], file("config.json"))
+    if not isinstance(config, dict):
+        refuse("config.json", "it is not a JSON object")
+    run = {
+        "dir": os.path.relpath(path, ROOT),
+        "config": config,
+        "summary": summary,
+        "scores": columns,
+        "arms": arms,
+    }
+    if "diagnostics.csv" in files:
+        diag = read_numbers(files["diagnostics.csv"], file("diagnostics.csv"), finite=False, names=True)
+        if len(diag) != episodes or diag.dtype.names[0] != "episode":
+            refuse("diagnostics.csv", f"it is not a table of {episodes} episodes, one per row, numbered first")
+        run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
+    return run
+
+
+def _summary(files: dict, file, refuse) -> tuple:
+    """The run's summary.json, with its every field there and its number of episodes in range."""
     for name in ("summary.json", "scores.csv", "arm_scores.csv", "config.json"):
         if name not in files:
             raise FileRefused(f"{file(name)} is missing: a run folder holds it")
@@ -482,6 +508,12 @@ def parse_run(files: dict, path: str) -> dict:
     episodes = summary.get("episodes")
     if type(episodes) is not int or not 1 <= episodes <= MAX_EPISODES:
         refuse("summary.json", f"episodes is {episodes!r}, not a whole number from 1 to {MAX_EPISODES:,}")
+    return summary, episodes
+
+
+def _scores(files: dict, episodes: int, file, refuse) -> dict:
+    """scores.csv's columns: its episodes, each score in range, the mean between min and max, avg100 the
+    running mean, wall_seconds a clock."""
     scores = read_numbers(files["scores.csv"], file("scores.csv"), names=True)
     if scores.dtype.names != SCORES:
         refuse("scores.csv", f"its columns are {', '.join(scores.dtype.names)}, not {', '.join(SCORES)}")
@@ -505,6 +537,11 @@ def parse_run(files: dict, path: str) -> dict:
     wall = columns["wall_seconds"]
     if (wall < 0).any() or (np.diff(wall) < 0).any() or wall[-1] > 60 * MAX_MINUTES:
         refuse("scores.csv", "its wall_seconds are not a clock: from 0, never going back, within a year")
+    return columns
+
+
+def _arms(files: dict, episodes: int, columns: dict, file, refuse) -> np.ndarray:
+    """arm_scores.csv's arms, in range, averaging to scores.csv's mean, their min and max scores.csv's."""
     arms = read_numbers(files["arm_scores.csv"], file("arm_scores.csv"))[:, 1:]
     agents = arms.shape[1]
     if arms.shape[0] != episodes or not 1 <= agents <= MAX_ARMS:
@@ -521,6 +558,12 @@ def parse_run(files: dict, path: str) -> dict:
         bad = np.flatnonzero(np.abs(of_arms - columns[name]) > 0.006)
         if bad.size:
             refuse("scores.csv", f"{name} of episode {bad[0] + 1} is not the {name} of its arms in arm_scores.csv")
+    return arms
+
+
+def _summary_agrees(summary: dict, columns: dict, arms: np.ndarray, refuse) -> None:
+    """The summary's numbers are what scores.csv and arm_scores.csv say."""
+    agents, wall = arms.shape[1], columns["wall_seconds"]
     number = lambda x: type(x) is float and np.isfinite(x)  # json gives floats as float; NaN is refused on parse
     numbers = lambda x, n: isinstance(x, list) and len(x) == n and all(number(v) and 0 <= v <= MAX_SCORE for v in x)
     if not numbers(summary.get("arm_means_episodes_1_100"), agents):
@@ -543,7 +586,10 @@ def parse_run(files: dict, path: str) -> dict:
         got = summary.get(name)
         if not (got is None if value is None else number(got) and abs(got - value) <= 1e-3):
             refuse("summary.json", f"{name} is {got!r}, not what scores.csv's wall_seconds say")
-    check_evaluation(summary, agents, refuse)
+
+
+def _summary_texts(summary: dict, refuse) -> None:
+    """The summary's texts are short texts, its commit a commit, its seed a seed."""
     for name in ("environment", "machine", "processor", "commit", "variant", "commit_note", "machine_note"):
         optional = name not in SUMMARY and summary.get(name) is None  # a run of no variant, no note
         if name in summary and not optional and not (isinstance(summary[name], str) and len(summary[name]) <= TEXT):
@@ -552,22 +598,6 @@ def parse_run(files: dict, path: str) -> dict:
         refuse("summary.json", f"commit {summary['commit'][:50]!r} is not a git commit (7 to 40 hex digits)")
     if type(summary.get("seed")) is not int or not 0 <= summary["seed"] < 2**32:
         refuse("summary.json", f"seed is {summary.get('seed')!r}, not a whole number from 0 to 2**32 - 1")
-    config = parse_json(files["config.json"], file("config.json"))
-    if not isinstance(config, dict):
-        refuse("config.json", "it is not a JSON object")
-    run = {
-        "dir": os.path.relpath(path, ROOT),
-        "config": config,
-        "summary": summary,
-        "scores": columns,
-        "arms": arms,
-    }
-    if "diagnostics.csv" in files:
-        diag = read_numbers(files["diagnostics.csv"], file("diagnostics.csv"), finite=False, names=True)
-        if len(diag) != episodes or diag.dtype.names[0] != "episode":
-            refuse("diagnostics.csv", f"it is not a table of {episodes} episodes, one per row, numbered first")
-        run["diagnostics"] = {name: np.atleast_1d(diag[name]) for name in diag.dtype.names}
-    return run
 
 
 EVALUATED = 5  # eval_noise_free_5: the noise-free evaluation's episodes
