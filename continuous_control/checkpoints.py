@@ -278,7 +278,15 @@ def check_state(state, tensors: dict, path: str) -> None:
         raise _damaged(path, f"its shape (arms, state size, action size) is {shape!r}")
     if not _whole(state["steps"]) or not _whole(state["updates"]):
         raise _damaged(path, "its steps or updates are not whole numbers of at least 0")
+    _check_history(state["history"], episode, shape, path)
+    memory = _check_counters(state, path)
+    _check_tensors(tensors, memory, path)
     h = state["history"]
+    state["history"]["diagnostics"] = [_nans(row) for row in h.get("diagnostics", [])]
+
+
+def _check_history(h, episode: int, shape: list, path: str) -> None:
+    """The history of a run after `episode` episodes of `shape[0]` arms."""
     if not isinstance(h, dict) or not {"mean", "arms", "solved_at"} <= set(h) <= HISTORY:
         raise _damaged(path, "its history is not the history of a run")
     solved = h["solved_at"]
@@ -296,6 +304,10 @@ def check_state(state, tensors: dict, path: str) -> None:
         raise _damaged(path, f"its history's arms are not {shape[0]} per episode, as its shape says")
     if not all(isinstance(r, dict) and all(v is None or _finite(v) for v in r.values()) for r in h["diagnostics"]):
         raise _damaged(path, "its history's diagnostics are not rows of numbers")
+
+
+def _check_counters(state: dict, path: str) -> dict:
+    """The replay's counters, the optimisers' settings and the random states; the counters."""
     memory = state["memory"]
     if not (isinstance(memory, dict) and set(memory) == {"next", "size", "adds", "updates"}):
         raise _damaged(path, "its memory is not a replay's counters (next, size, adds, updates)")
@@ -311,6 +323,11 @@ def check_state(state, tensors: dict, path: str) -> None:
     random = state["random"]
     if not (isinstance(random, dict) and set(random) == {"numpy", "env"}):
         raise _damaged(path, "its random states are not numpy's and the environment's")
+    return memory
+
+
+def _check_tensors(tensors: dict, memory: dict, path: str) -> None:
+    """Every tensor finite, every part there, the replay's arrays as long as its fill."""
     for name, x in tensors.items():
         if x.is_floating_point() and not torch.isfinite(x).all():
             raise _damaged(path, f"its {name} holds a value that is not a finite number")
@@ -329,7 +346,6 @@ def check_state(state, tensors: dict, path: str) -> None:
             f"its replay holds {memory['size']} transitions, but its arrays "
             + ", ".join(f"{name} {n}" for name, n in stored.items()),
         )
-    state["history"]["diagnostics"] = [_nans(row) for row in h.get("diagnostics", [])]
 
 
 def _put(target, values: np.ndarray) -> None:
@@ -347,6 +363,15 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
         print(f"No checkpoint in {folder}: starting afresh.")
         return None
     state, saved = read_checkpoint(path)
+    _same_run(state, saved, agent, folder, path, fingerprint)
+    _restore(state, saved, agent, env, record, path)
+    agent.steps = state["steps"]
+    agent.updates = state["updates"]
+    return state["episode"], state["history"]
+
+
+def _same_run(state: dict, saved: dict, agent, folder: str, path: str, fingerprint: str) -> None:
+    """CheckpointError unless the checkpoint was made by this code, processor, configuration, shape and replay."""
     refuse = lambda what: CheckpointError(
         f"The checkpoint in {folder} was made {what}. Resuming would mix two runs in one. Start afresh (RESUME=0, "
         f"which sets it aside as {folder}.old), or resume with what made it."
@@ -376,41 +401,17 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
             path,
             f"its replay's fill {n} and cursor {state['memory']['next']} do not fit a replay of {m.capacity}",
         )
-    opts = {"actor": agent.actor_opt, "critic": agent.critic_opt}
-    for k, opt in opts.items():
+    for k, opt in (("actor", agent.actor_opt), ("critic", agent.critic_opt)):
         if json.loads(json.dumps(opt.state_dict()["param_groups"], default=_plain)) != state["opts"][k]:
             raise refuse(f"with other settings of the {k}'s optimiser")
+
+
+def _restore(state: dict, saved: dict, agent, env, record, path: str) -> None:
+    """The checkpoint's networks, optimisers, replay, records and random states into the agent and env."""
+    m, n = agent.memory, state["memory"]["size"]
+    opts = {"actor": agent.actor_opt, "critic": agent.critic_opt}
     try:  # every tensor's name, shape and dtype is the agent's own, or torch refuses (strict)
-        nets = {k: getattr(agent, k) for k in NETWORKS}
-        weights = {
-            k: {name[len(f"nets.{k}.") :]: x for name, x in saved.items() if name.startswith(f"nets.{k}.")}
-            for k in nets
-        }
-        for k, net in nets.items():
-            ours = net.state_dict()
-            if set(weights[k]) != set(ours) or any(
-                weights[k][q].shape != ours[q].shape or weights[k][q].dtype != ours[q].dtype for q in ours
-            ):
-                raise ValueError(f"its {k} is not this agent's network")
-        moments = {}
-        for k, opt in opts.items():
-            ours = opt.state_dict()
-            state_k = {}
-            for param in range(sum(len(g["params"]) for g in ours["param_groups"])):
-                found = {
-                    name.rsplit(".", 1)[1]: x for name, x in saved.items() if name.startswith(f"opts.{k}.{param}.")
-                }
-                if found:
-                    state_k[param] = found
-            moments[k] = {"state": state_k, "param_groups": ours["param_groups"]}
-        if (
-            len(saved["random.noise"]) != len(torch.as_tensor(agent.behaviour.noise.state))
-            or saved["random.noise"].shape != torch.as_tensor(agent.behaviour.noise.state).shape
-        ):
-            raise ValueError("its exploration noise is not this agent's")
-        for name in REPLAY:
-            if saved[name].shape[1:] != tuple(getattr(m, name).shape[1:]):
-                raise ValueError(f"its replay's {name} are not of this agent's shape")
+        nets, weights, moments = _fitting(saved, agent, opts)
         for name in REPLAY:
             _put(getattr(m, name), saved[name].numpy() if not torch.is_tensor(getattr(m, name)) else saved[name])
         if record is not None:
@@ -439,6 +440,37 @@ def load_checkpoint(folder: str, agent, env, fingerprint: str, record=None):
             env.physics.rng.bit_generator.state = random["env"]
     except (ValueError, TypeError, KeyError, RuntimeError) as error:
         raise _damaged(path, f"it does not fit this agent ({type(error).__name__}: {str(error)[:200]})") from None
-    agent.steps = state["steps"]
-    agent.updates = state["updates"]
-    return state["episode"], state["history"]
+
+
+def _fitting(saved: dict, agent, opts: dict) -> tuple:
+    """(networks, their weights, the optimisers' moments) of the checkpoint, each of this agent's names, shapes
+    and dtypes; ValueError naming the part that is not."""
+    m = agent.memory
+    nets = {k: getattr(agent, k) for k in NETWORKS}
+    weights = {
+        k: {name[len(f"nets.{k}.") :]: x for name, x in saved.items() if name.startswith(f"nets.{k}.")} for k in nets
+    }
+    for k, net in nets.items():
+        ours = net.state_dict()
+        if set(weights[k]) != set(ours) or any(
+            weights[k][q].shape != ours[q].shape or weights[k][q].dtype != ours[q].dtype for q in ours
+        ):
+            raise ValueError(f"its {k} is not this agent's network")
+    moments = {}
+    for k, opt in opts.items():
+        ours = opt.state_dict()
+        state_k = {}
+        for param in range(sum(len(g["params"]) for g in ours["param_groups"])):
+            found = {name.rsplit(".", 1)[1]: x for name, x in saved.items() if name.startswith(f"opts.{k}.{param}.")}
+            if found:
+                state_k[param] = found
+        moments[k] = {"state": state_k, "param_groups": ours["param_groups"]}
+    if (
+        len(saved["random.noise"]) != len(torch.as_tensor(agent.behaviour.noise.state))
+        or saved["random.noise"].shape != torch.as_tensor(agent.behaviour.noise.state).shape
+    ):
+        raise ValueError("its exploration noise is not this agent's")
+    for name in REPLAY:
+        if saved[name].shape[1:] != tuple(getattr(m, name).shape[1:]):
+            raise ValueError(f"its replay's {name} are not of this agent's shape")
+    return nets, weights, moments
