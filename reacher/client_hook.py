@@ -193,19 +193,23 @@ if hasattr(threading, "_register_atexit"):  # run before the thread pools are jo
     threading._register_atexit(_close_servicers)
 
 
-def _patch_communicator(module) -> None:
+def _send(self, inputs) -> None:
+    """The trainer's inputs to the environment, as one message of status 200."""
+    from communicator_objects import UnityMessage
+
+    message = UnityMessage()
+    message.header.status = 200
+    message.unity_input.CopyFrom(inputs)
+    self.unity_to_external.parent_conn.send(message)
+
+
+def _initializer(module):
+    """RpcCommunicator.initialize: serve on loopback, wait for the launched environment, check its sizes."""
     from concurrent.futures import ThreadPoolExecutor
 
     import grpc
     from communicator_objects import UnityMessage, add_UnityToExternalServicer_to_server
-    from unityagents.exception import UnityEnvironmentException, UnityTimeOutException
-
-    RpcCommunicator = module.RpcCommunicator
-    construct = RpcCommunicator.__init__
-
-    def __init__(self, *args, **kwargs):
-        timeout_seconds()  # UnityEnvironment makes this first: a bad bound fails before any launch or port
-        construct(self, *args, **kwargs)
+    from unityagents.exception import UnityTimeOutException
 
     def initialize(self, inputs):
         self.server = grpc.server(ThreadPoolExecutor(max_workers=10), options=[("grpc.so_reuseport", 0)])
@@ -243,11 +247,20 @@ def _patch_communicator(module) -> None:
             self.server.stop(None).wait()
             raise
 
-    def _send(self, inputs):
-        message = UnityMessage()
-        message.header.status = 200
-        message.unity_input.CopyFrom(inputs)
-        self.unity_to_external.parent_conn.send(message)
+    return initialize
+
+
+def _patch_communicator(module) -> None:
+    from unityagents.exception import UnityEnvironmentException
+
+    RpcCommunicator = module.RpcCommunicator
+    construct = RpcCommunicator.__init__
+
+    def __init__(self, *args, **kwargs):
+        timeout_seconds()  # UnityEnvironment makes this first: a bad bound fails before any launch or port
+        construct(self, *args, **kwargs)
+
+    initialize = _initializer(module)
 
     def exchange(self, inputs):
         if not self.is_open:
