@@ -58,6 +58,7 @@ LAB_PACKAGES = {
     "llvmlite",
     "pillow",
     "matplotlib",
+    "safetensors",  # policies, networks and checkpoints: data only (continuous_control.results, checkpoints)
     "tqdm",
     "ipywidgets",
     "ipykernel",
