@@ -621,9 +621,7 @@ c.CourseDirectory.root = "{course}"
 c.Exchange.root = "{exchange}"
 c.ExecutePreprocessor.kernel_name = "{kernel}"   # python -m tools.student --grading-env
 c.Execute.timeout = 120                          # seconds per cell; a blank's code is stopped after 10 s of CPU
-import os, sys                                   # collect takes the notebook alone; copies of checks are not run
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-__import__("nbgrader_hooks").configure(c)        # nbgrader_hooks.py: written by python -m tools.student --course
+load_subconfig("nbgrader_hooks.py")              # collect takes the notebook alone; copies of checks are not run
 """
 
 # nbgrader's command line, for a list of commands: its packages imported once (seconds), then each command run as

@@ -140,9 +140,9 @@ class Float32Input(nn.Module):
 
 
 def exported_policy(agent, state_size: int) -> bytes:
-    """The noise-free target actor behind its normaliser as a `torch.export` program (actor.pt2), loadable with
-    torch alone (`torch.export.load(path).module()`): tensors of float32 or float64 states, one row per arm,
-    for any number of arms. `load_policy` also takes numpy arrays and single states."""
+    """The noise-free target actor behind its normaliser as a `torch.export` program (actor.pt2), written for
+    deployers who use torch without this project (a program: the project never reads one; `load_policy` reads
+    policy.json and policy.safetensors): tensors of float32 or float64 states, one row per arm, any number of arms."""
     network = getattr(agent, "policy_network", lambda: nn.Sequential(agent.norm, agent.actor_target))()
     policy = Float32Input(copy.deepcopy(network).to("cpu", torch.float32).eval())
     # The batch dimension is dynamic (an example of 2, since 1 would be specialised).

@@ -9,6 +9,9 @@ into the course folder by `python -m tools.student --course COURSE`, and does tw
   refused: `REFUSED` beside the notebook names the links, and every graded cell says so (`grader.kernel`).
 - `OnlyGradedChecks`, before the notebook runs: a code cell that repeats a graded check's text but is not that
   graded cell becomes a comment, so that each blank is judged once, at its graded cell.
+
+The course's config loads it as a part of itself (`load_subconfig("nbgrader_hooks.py")`), which calls
+`configure` on nbgrader's configuration: nothing is put on Python's path.
 """
 
 import os
@@ -84,3 +87,7 @@ def configure(c) -> None:
     c.ExchangeFactory.collect = Collect
     defaults = Autograde.class_traits()["autograde_preprocessors"].default()
     c.Autograde.autograde_preprocessors = [OnlyGradedChecks, *defaults]
+
+
+if "get_config" in globals():  # run by the course's nbgrader_config.py through load_subconfig
+    configure(globals()["get_config"]())
