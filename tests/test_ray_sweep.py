@@ -81,6 +81,7 @@ def test_the_command_line_runs_on_a_local_ray_and_names_each_failing_run_with_it
     results equal to those made without Ray; seed -1, refused by Config, fails with its error's last line and its
     log, which holds the traceback after a line naming the node; nothing of Ray runs on afterwards."""
     args = ["--seeds", "0", "-1", "--jobs", "2", "--ray", "--results", str(tmp_path / "results")]
+    before = set(children())  # what other tests in this worker left running is not this command's
     with pytest.raises(SystemExit) as exit_:
         runner.main(SWEEP + args + ["--runs", str(tmp_path / "runs")], **SMALL)
     assert re.fullmatch(r"2 of 4 runs failed: (full|one_step) seed -1, (full|one_step) seed -1", str(exit_.value))
@@ -94,9 +95,9 @@ def test_the_command_line_runs_on_a_local_ray_and_names_each_failing_run_with_it
         assert "Traceback" in text and text.rstrip().endswith("ValueError: Config.seed must be >= 0, got -1")
     assert_same_runs(tmp_path / "results", without_ray)
     deadline = time.monotonic() + 120  # a bound for a process that stays, far past a busy machine's time
-    while children() and time.monotonic() < deadline:  # Ray's processes end as it shuts down
+    while set(children()) - before and time.monotonic() < deadline:  # Ray's processes end as it shuts down
         time.sleep(0.5)
-    assert not children()
+    assert not set(children()) - before
 
 
 def free_port() -> int:
