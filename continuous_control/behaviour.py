@@ -19,10 +19,18 @@ class _Copy(nn.Module):
         self.norm = type(learner.norm)(learner.norm.mean.numel())
         self.actor = actor.requires_grad_(False)
         self.noise = noise
+        self.copied = None  # the learner's update count when copy_actor last copied its actor
 
     def copy_norm(self) -> None:
         for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
             copy.copy_(source)
+
+    def copy_actor(self) -> None:
+        """Copy the learner's actor's parameters into `actor`, unless no update has changed them since."""
+        if self.copied != self.learner.updates:
+            for copy, source in zip(self.actor.parameters(), self.learner.actor.parameters()):
+                copy.copy_(source)
+            self.copied = self.learner.updates
 
 
 class ActionNoise(_Copy):
@@ -31,15 +39,11 @@ class ActionNoise(_Copy):
     def __init__(self, learner, actor: nn.Module, noise):
         super().__init__(learner, actor, noise)
         self.register_buffer("action_noise", torch.zeros_like(noise.state))
-        self.copied = None  # the learner's update count when its actor was last copied
 
     @torch.no_grad()
     def refresh(self) -> None:
         self.copy_norm()
-        if self.copied != self.learner.updates:  # no update since the last copy: the same weights
-            for copy, source in zip(self.actor.parameters(), self.learner.actor.parameters()):
-                copy.copy_(source)
-            self.copied = self.learner.updates
+        self.copy_actor()
         self.action_noise.copy_(self.noise.sample())
 
     @torch.inference_mode()  # no_grad, and none of autograd's bookkeeping (version counters) either

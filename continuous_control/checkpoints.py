@@ -28,27 +28,13 @@ import torch
 
 from . import results
 from .files import GIB, FileRefused, clear, parse_json, read_bytes
+from .provenance import SHAPING
 from .results import MAX_ARMS, MAX_EPISODES, atomic_file
 
 CHECKPOINT_LIMIT = 4 * GIB  # the file, and what its arrays expand to: a full replay of a million is about 0.4 GB
 
 FILE = "checkpoint.safetensors"
 HEADER_LIMIT = 64 * 1024 * 1024  # the header: the names and offsets of a few hundred tensors, and the history
-# The source files that shape a run's scores: a checkpoint made while any of them differed is refused.
-SHAPING = (
-    "continuous_control/agent.py",
-    "continuous_control/behaviour.py",
-    "continuous_control/networks.py",
-    "continuous_control/sumtree.py",
-    "experiments/ablations.py",
-    "continuous_control/config.py",
-    "continuous_control/devices.py",
-    "continuous_control/training.py",
-    "continuous_control/checkpoints.py",
-    "reacher/environment.py",
-    "reacher/physics.py",
-    "reacher/physx.py",
-)
 
 
 class CheckpointError(RuntimeError):
@@ -61,7 +47,7 @@ NETWORKS = ("actor", "critic", "actor_target", "critic_target", "norm")
 
 
 def code_fingerprint() -> str:
-    """SHA-256 of the SHAPING source files (the notebook's code is agent.py's, tests/test_notebooks.py)."""
+    """SHA-256 of the source files that shape training (provenance.SHAPING)."""
     digest = hashlib.sha256()
     for path in SHAPING:
         full = os.path.join(results.ROOT, path)

@@ -30,11 +30,26 @@ def machine() -> str:
     return f"{host()}, torch threads {torch.get_num_threads()}"
 
 
-# What can change a result: the code and the pins (the notebook's code is its text twin's).
+# The source files that shape a run's scores (the notebook's code is agent.py's, tests/test_notebooks.py): a
+# checkpoint made while any of them differed is refused (checkpoints.code_fingerprint).
+SHAPING = (
+    "continuous_control/agent.py",
+    "continuous_control/behaviour.py",
+    "continuous_control/networks.py",
+    "continuous_control/sumtree.py",
+    "experiments/ablations.py",
+    "continuous_control/config.py",
+    "continuous_control/devices.py",
+    "continuous_control/training.py",
+    "continuous_control/checkpoints.py",
+    "reacher/environment.py",
+    "reacher/physics.py",
+    "reacher/physx.py",
+)
+# What can change a result, and so names its code version: the folders that hold SHAPING, the rest of the code,
+# the notebook's text twin, and the pins.
 CODE_PATHS = (
-    "continuous_control",
-    "reacher",
-    "experiments",
+    *sorted({path.split("/")[0] for path in SHAPING}),
     "benchmarks",
     "tools",
     "twins/Continuous_Control.py",

@@ -22,7 +22,8 @@ from continuous_control.agent import (
     PrioritizedReplay,
 )
 from continuous_control.agent import train as lesson_train
-from continuous_control.behaviour import Behaviour
+from continuous_control.behaviour import ActionNoise, Behaviour
+from reacher.physics import OBSERVATION_SIZE
 
 EXPLORATIONS = ("noisynet", "ou", "none")
 NEW_PRIORITIES = ("recent", "largest_ever", "mean")
@@ -56,7 +57,7 @@ class Ablation(Config):
 # The Reacher's mirror symmetry x -> -x (same reward): the numbers that change sign. Per link (A at 0, B at
 # 13): position x, rotation y and z, angular velocity x and y, linear velocity x; the goal's x and speed (32);
 # the torques about y and the other reversed axis (actions 1 and 3).
-MIRROR_OBS = np.ones(33, np.float32)
+MIRROR_OBS = np.ones(OBSERVATION_SIZE, np.float32)
 for link in (0, 13):
     MIRROR_OBS[[link + 0, link + 4, link + 5, link + 8, link + 9, link + 10]] = -1
 MIRROR_OBS[[26, 32]] = -1
@@ -110,35 +111,15 @@ class Deterministic(Actor):
         pass
 
 
-class CopyingBehaviour(Behaviour):
-    """Acts with a copy of the learner's actor, refreshed after updates: per-arm NoisyNet noise, OU noise, or none."""
-
-    def __init__(self, cfg: Ablation, learner: Agent, actor: torch.nn.Module, generator: torch.Generator):
-        torch.nn.Module.__init__(self)
-        num_agents, _, action_size = learner.sizes
-        self.cfg, self.learner, self.copied = cfg, learner, None
-        self.norm, self.actor = type(learner.norm)(learner.norm.mean.numel()), actor.requires_grad_(False)
-        self.register_buffer("action_noise", torch.zeros(num_agents, action_size))
-        shape = (num_agents, actor.noise_size) if cfg.exploration == "noisynet" else (num_agents, action_size)
-        scale = 1.0 if cfg.exploration == "noisynet" else cfg.action_noise
-        self.noise = OrnsteinUhlenbeck(shape, cfg.ou_kappa, scale, generator)
+class PerArmBehaviour(Behaviour):
+    """NoisyNet acting with one noise sample per arm: a copy of the learner's noisy actor, built of
+    PerRowNoisyLinear layers, under this step's per-arm noise (`noise` is shaped arms x noise_size)."""
 
     @torch.no_grad()
     def refresh(self) -> None:
-        for copy, source in zip(self.norm.buffers(), self.learner.norm.buffers()):
-            copy.copy_(source)
-        if self.copied != self.learner.updates:
-            for copy, source in zip(self.actor.parameters(), self.learner.actor.parameters()):
-                copy.copy_(source)
-            self.copied = self.learner.updates
-        if self.cfg.exploration == "noisynet":
-            self.actor.set_noise(self.noise.sample())
-        elif self.cfg.exploration == "ou":
-            self.action_noise.copy_(self.noise.sample())
-
-    @torch.inference_mode()
-    def forward(self, states: torch.Tensor) -> torch.Tensor:
-        return (self.actor(self.norm(states)) + self.action_noise).clamp(-1, 1)
+        self.copy_norm()
+        self.copy_actor()
+        self.actor.set_noise(self.noise.sample())
 
 
 class LargestEverReplay(PrioritizedReplay):
@@ -197,19 +178,18 @@ class AblationAgent(Agent):
         return Deterministic(*self.sizes[1:], self.cfg.hidden)
 
     def make_behaviour(self) -> torch.nn.Module:
-        cfg = self.cfg
+        cfg, (arms, state_size, action_size) = self.cfg, self.sizes
         if cfg.exploration == "noisynet" and not cfg.noise_per_arm:
             return super().make_behaviour()
         if cfg.exploration == "noisynet":
-            actor = NoisyActor(
-                *self.sizes[1:],
-                cfg.hidden,
-                cfg.noisy_sigma0,
-                layer=functools.partial(PerRowNoisyLinear, rows=self.sizes[0]),
-            )
-        else:
-            actor = Deterministic(*self.sizes[1:], cfg.hidden)
-        return CopyingBehaviour(cfg, self, actor, self.gen)
+            layer = functools.partial(PerRowNoisyLinear, rows=arms)
+            actor = NoisyActor(state_size, action_size, cfg.hidden, cfg.noisy_sigma0, layer=layer)
+            noise = OrnsteinUhlenbeck((arms, actor.noise_size), cfg.ou_kappa, 1.0, self.gen)
+            return PerArmBehaviour(self, actor, noise)
+        # Plain DDPG's action noise (section 3); 'none' is that noise at scale 0.
+        scale = cfg.action_noise if cfg.exploration == "ou" else 0.0
+        noise = OrnsteinUhlenbeck((arms, action_size), cfg.ou_kappa, scale, self.gen)
+        return ActionNoise(self, Deterministic(state_size, action_size, cfg.hidden), noise)
 
 
 def train(cfg: Config, env, run_dir: str, max_episodes: int = 200, stop_when_solved: bool = True, **options) -> dict:

@@ -23,6 +23,7 @@ from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
 from continuous_control.results import first_episode_at, write_json
 from reacher import BRAIN_NAME, ReacherEnvironment
+from reacher.physics import ACTION_SIZE, OBSERVATION_SIZE
 
 RESULTS = os.path.join(ROOT, "results", "published_learner")
 SOURCE = "github.com/erichans/udacity-deeprl-continuous-control @ ce6b590a, result.txt"
@@ -121,14 +122,20 @@ def _init(layers):  # +-1/sqrt(out_features), as the course template's hidden_in
 
 
 def make_actor():
-    fc = _init([nn.Linear(33, 400), nn.Linear(400, 300), nn.Linear(300, 4)])
+    fc = _init([nn.Linear(OBSERVATION_SIZE, 400), nn.Linear(400, 300), nn.Linear(300, ACTION_SIZE)])
     return nn.Sequential(fc[0], nn.ReLU(), fc[1], nn.ReLU(), fc[2], nn.Tanh())
 
 
 class Critic(nn.Module):
     def __init__(self):
         super().__init__()
-        self.fc = nn.ModuleList(_init([nn.Linear(33, 400), nn.Linear(404, 300), nn.Linear(300, 50), nn.Linear(50, 1)]))
+        layers = [
+            nn.Linear(OBSERVATION_SIZE, 400),
+            nn.Linear(400 + ACTION_SIZE, 300),
+            nn.Linear(300, 50),
+            nn.Linear(50, 1),
+        ]
+        self.fc = nn.ModuleList(_init(layers))
 
     def forward(self, s, a):
         x = torch.relu(self.fc[0](s))
@@ -151,15 +158,14 @@ def train(seed: int, episodes: int, out: str) -> list:
     actor_opt = torch.optim.Adam(actor.parameters(), lr=1e-4)
     critic_opt = torch.optim.Adam(critic.parameters(), lr=1e-3)
     capacity, batch, n = 10**6, 64 * 20, 20
-    buf = {
-        k: np.zeros((capacity, width), np.float32) for k, width in (("s", 33), ("a", 4), ("r", 1), ("s2", 33), ("d", 1))
-    }
+    widths = {"s": OBSERVATION_SIZE, "a": ACTION_SIZE, "r": 1, "s2": OBSERVATION_SIZE, "d": 1}
+    buf = {k: np.zeros((capacity, width), np.float32) for k, width in widths.items()}
     size = ptr = 0
     env = ReacherEnvironment(seed=seed, verbose=False)
     scores, start = [], time.perf_counter()
     for episode in range(1, episodes + 1):
         info = env.reset(train_mode=True)[BRAIN_NAME]
-        noise, score = np.zeros((n, 4)), np.zeros(n)
+        noise, score = np.zeros((n, ACTION_SIZE)), np.zeros(n)
         while True:
             states = info.vector_observations.astype(np.float32)
             with torch.no_grad():

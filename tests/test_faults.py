@@ -21,11 +21,11 @@ import torch
 
 from continuous_control import checkpoints
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
-from continuous_control.behaviour import draw
+from continuous_control.behaviour import ActionNoise, draw
 from continuous_control.config import env_flag
-from continuous_control.provenance import ROOT
+from continuous_control.provenance import ROOT, SHAPING
 from continuous_control.training import lock_folder, unlock_folder
-from experiments.ablations import Ablation, CopyingBehaviour, make_agent
+from experiments.ablations import Ablation, PerArmBehaviour, make_agent
 from reacher import ReacherEnvironment
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(32, 32))
@@ -130,15 +130,15 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
         "reacher/physics.py",
         "reacher/physx.py",
         "continuous_control/training.py",
-    } <= set(checkpoints.SHAPING)
+    } <= set(SHAPING)
     copy = tmp_path / "code"
-    for path in checkpoints.SHAPING:
+    for path in SHAPING:
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(os.path.join(ROOT, path), copy / path)
     today = checkpoints.code_fingerprint()
     monkeypatch.setattr(results, "ROOT", str(copy))
     assert checkpoints.code_fingerprint() == today
-    for path in checkpoints.SHAPING:
+    for path in SHAPING:
         text = (copy / path).read_bytes()
         (copy / path).write_bytes(text + b"\n")
         assert checkpoints.code_fingerprint() != today, path
@@ -243,7 +243,7 @@ def test_the_behaviour_acts_with_the_learners_current_actor_in_every_mode(change
     assert agent.updates > first > 0
     agent.behaviour.refresh()  # as the next step would
     behaviour, learner = agent.behaviour.actor, agent.actor
-    if not isinstance(agent.behaviour, CopyingBehaviour):  # shared NoisyNet sample: drawn from the learner
+    if not isinstance(agent.behaviour, (ActionNoise, PerArmBehaviour)):  # shared NoisyNet sample: drawn
         expected = Actor(33, 4, SMALL["hidden"])
         draw(learner, agent.behaviour.noise.state, into=expected)
         pairs = zip(behaviour.parameters(), expected.parameters())
@@ -269,6 +269,14 @@ def test_acting_without_noise_leaves_the_next_step_exploring(changes):
         draw(agent.actor, torch.zeros(agent.actor.noise_size), into=mean)
         with torch.no_grad():
             np.testing.assert_array_equal(greedy, mean(agent.norm(torch.as_tensor(s))).clamp(-1, 1).numpy())
+
+
+def test_no_exploration_acts_with_the_learners_actor_as_it_was_at_the_refresh():
+    agent = make_agent(Ablation(**SMALL, exploration="none"), 33, 4, 20)
+    fed(agent, 60)
+    agent.behaviour.refresh()  # as the next step would: no update since
+    s = np.random.default_rng(4).standard_normal((20, 33)).astype(np.float32)
+    np.testing.assert_array_equal(agent.act(s), agent.act(s, explore=False))
 
 
 def test_an_ablation_at_its_defaults_is_the_lessons_agent_step_for_step():

@@ -373,8 +373,9 @@ def test_experiments_run_refuses_bad_counts(option, value, capsys):
 @pytest.mark.skipif(shutil.which("git") is None, reason="git is not installed")
 def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path):
     """The last commit of the code, in a clean checkout or after a commit of results only; "+changes"
-    once tracked code differs from it, but not when only results change; "unknown" outside git."""
-    from continuous_control.provenance import code_version
+    once tracked code differs from it (any file that shapes training among it), but not when only results
+    change; "unknown" outside git."""
+    from continuous_control.provenance import SHAPING, code_version
 
     git = lambda *a: (
         subprocess.run(["git", "-C", str(tmp_path), *a], check=True, capture_output=True, text=True, timeout=60).stdout
@@ -387,7 +388,7 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     assert code_version(str(tmp_path)) == "unknown"  # no commit of code yet
     (tmp_path / "sub").mkdir()
     assert code_version(str(tmp_path / "sub")) == "unknown"  # a copy inside another repository
-    for path in ("reacher/physics.py", "results/full/seed0/scores.csv"):
+    for path in (*SHAPING, "results/full/seed0/scores.csv"):
         (tmp_path / path).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / path).write_text("1\n")
     git("add", ".")
@@ -398,8 +399,10 @@ def test_a_run_records_the_commit_of_its_code_and_whether_code_differed(tmp_path
     assert code_version(str(tmp_path)) == commit
     git("-c", "user.name=t", "-c", "user.email=t@t", "commit", "-qam", "results only")
     assert code_version(str(tmp_path)) == commit  # a commit of results is not new code
-    (tmp_path / "reacher/physics.py").write_text("2\n")
-    assert code_version(str(tmp_path)) == commit + "+changes"
+    for path in SHAPING:
+        (tmp_path / path).write_text("2\n")
+        assert code_version(str(tmp_path)) == commit + "+changes", path
+        (tmp_path / path).write_text("1\n")
 
 
 def test_a_run_names_its_processor_and_commit_as_fields(tmp_path, monkeypatch):
