@@ -28,7 +28,7 @@ import torch
 
 from . import results
 from .files import GIB, FileRefused, clear, parse_json, read_bytes
-from .provenance import SHAPING
+from .provenance import ROOT, SHAPING, processor
 from .results import MAX_ARMS, MAX_EPISODES, atomic_file
 
 CHECKPOINT_LIMIT = 4 * GIB  # the file, and what its arrays expand to: a full replay of a million is about 0.4 GB
@@ -50,7 +50,7 @@ def code_fingerprint() -> str:
     """SHA-256 of the source files that shape training (provenance.SHAPING)."""
     digest = hashlib.sha256()
     for path in SHAPING:
-        full = os.path.join(results.ROOT, path)
+        full = os.path.join(ROOT, path)
         digest.update(path.encode() + b"\0")
         if os.path.exists(full):  # experiments/ is not part of the student hand-out
             with open(full, "rb") as f:
@@ -95,7 +95,7 @@ def save_checkpoint(
     state = {
         "config": asdict(agent.cfg),
         "code": fingerprint,
-        "processor": results.processor(),
+        "processor": processor(),
         "shape": list(agent.sizes),
         "episode": episode,
         "history": {**history, "diagnostics": [_nulls(row) for row in history.get("diagnostics", [])]},
@@ -364,8 +364,8 @@ def _same_run(state: dict, saved: dict, agent, folder: str, path: str, fingerpri
     )
     if state["code"] != fingerprint:
         raise refuse(f"by other code: a source file that shapes training ({', '.join(SHAPING)}) changed since")
-    if state.get("processor") != results.processor():
-        raise refuse(f"on another kind of processor ({state.get('processor')!r}; this one is {results.processor()!r})")
+    if state.get("processor") != processor():
+        raise refuse(f"on another kind of processor ({state.get('processor')!r}; this one is {processor()!r})")
     ours = json.loads(json.dumps(asdict(agent.cfg), default=_plain))  # as saved: tuples as lists
     changed = sorted(k for k in {**state["config"], **ours} if state["config"].get(k) != ours.get(k))
     if changed:

@@ -188,7 +188,7 @@ class GraphedAgent:
 
 class GraphedBehaviour(torch.nn.Module):
     """The full agent's behaviour policy (6.2) with its refresh and its actions for all arms each a Graph, fed this
-    step's noise and the states. Anything else (`noise`, `mean_actor`, ...) is the lesson's."""
+    step's noise and the states; its noise, acting actor and mean actor are the lesson's."""
 
     def __init__(self, lesson: torch.nn.Module, sizes: tuple):
         super().__init__()
@@ -196,13 +196,18 @@ class GraphedBehaviour(torch.nn.Module):
         self.arms, self.state_size = sizes[:2]
         self.graphs = None  # made at the first refresh, on the networks' final device
 
-    def __getattr__(self, name):
-        try:
-            return super().__getattr__(name)
-        except AttributeError:
-            if "lesson" not in vars(self).get("_modules", {}):  # half made (a copy, an unpickling): nothing to ask
-                raise
-            return getattr(self._modules["lesson"], name)
+    @property
+    def noise(self):
+        """The lesson's noise process, which each refresh steps (a checkpoint keeps its state)."""
+        return self.lesson.noise
+
+    @property
+    def actor(self) -> torch.nn.Module:
+        """The lesson's acting actor, which the refresh's Graph writes."""
+        return self.lesson.actor
+
+    def mean_actor(self, states: torch.Tensor) -> torch.Tensor:
+        return self.lesson.mean_actor(states)
 
     def make_graphs(self) -> None:
         b = self.lesson

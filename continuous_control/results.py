@@ -17,8 +17,6 @@ import safetensors.torch
 import torch
 import torch.nn as nn
 
-# where the project is, and where and with what code a run ran (provenance.py); checkpoints.py and training.py
-# still read ROOT, processor and code_version from here
 from .files import (
     MANIFEST,
     MIB,
@@ -30,7 +28,6 @@ from .files import (
     new_beside,
     parse_json,
     read_folder,
-    read_json,  # noqa: F401 (the analyses and experiments/run.py read JSON through here)
     replace_files,
 )
 from .provenance import ROOT, code_version, machine, processor

@@ -19,7 +19,8 @@ import numpy as np
 import torch
 
 from .checkpoints import load_checkpoint, save_checkpoint, set_aside, wait_for_checkpoint
-from .results import average100, code_version, save_results, solved_at, write_json
+from .provenance import code_version
+from .results import average100, save_results, solved_at, write_json
 
 PROGRESS = "progress.json"  # in the run's resume/: its latest episode, for a terminal (tools/terminal.py)
 

@@ -11,6 +11,7 @@ import os
 import numpy as np
 import pandas as pd
 
+from continuous_control import files
 from continuous_control.figures import q_reference
 from continuous_control.files import MANIFEST, read_listed_json
 from continuous_control.provenance import ROOT
@@ -29,7 +30,7 @@ def read_json(path: str) -> dict:
     """A JSON file by its path in the project: results/'s own through their folder's manifest (refused, naming
     the file, where it disagrees); others (doc/) as they are."""
     full = os.path.join(ROOT, path)
-    return read_listed_json(full) if path.startswith("results/") else runs.read_json(full)
+    return read_listed_json(full) if path.startswith("results/") else files.read_json(full)
 
 
 def hyperparameters(cfg: dict) -> pd.DataFrame:

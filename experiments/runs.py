@@ -16,7 +16,6 @@ import re
 import numpy as np
 import pandas as pd
 
-from continuous_control.files import read_json  # noqa: F401 (the analyses use it)
 from continuous_control.provenance import ROOT
 from continuous_control.results import WINDOW, first_episode_at, load_run
 

@@ -10,7 +10,8 @@ import numpy as np
 import pytest
 import torch
 
-from continuous_control.agent import Agent, Config, seed_streams
+from continuous_control.agent import Agent, Config
+from continuous_control.config import seed_streams
 
 S, A, ARMS = 33, 4, 20
 SMALL = dict(warmup=256, batch_size=64, hidden=(32, 32), buffer_size=10_000)

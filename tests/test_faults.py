@@ -120,8 +120,6 @@ def test_a_damaged_checkpoint_names_the_file_and_the_ways_out(saved, tmp_path, d
 def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_path, monkeypatch):
     """The fingerprint is the SHAPING files' text: a change to any of them (the physics, the agent)
     changes it, and a checkpoint made before is refused."""
-    from continuous_control import results
-
     assert {
         "continuous_control/agent.py",
         "continuous_control/behaviour.py",  # acting
@@ -136,7 +134,7 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
         (copy / path).parent.mkdir(parents=True, exist_ok=True)
         shutil.copyfile(os.path.join(ROOT, path), copy / path)
     today = checkpoints.code_fingerprint()
-    monkeypatch.setattr(results, "ROOT", str(copy))
+    monkeypatch.setattr(checkpoints, "ROOT", str(copy))
     assert checkpoints.code_fingerprint() == today
     for path in SHAPING:
         text = (copy / path).read_bytes()
@@ -151,9 +149,7 @@ def test_a_change_to_any_file_that_shapes_training_is_not_resumed(saved, tmp_pat
 
 def test_a_checkpoint_made_on_another_kind_of_processor_is_not_resumed(saved, tmp_path, monkeypatch):
     """A run resumes to the same scores only on the kind of processor that began it."""
-    from continuous_control import results
-
-    monkeypatch.setattr(results, "processor", lambda *args: "Another CPU 1000")
+    monkeypatch.setattr(checkpoints, "processor", lambda *args: "Another CPU 1000")
     with pytest.raises(checkpoints.CheckpointError, match="Another CPU 1000"):
         one_episode(tmp_path, resume=True)
 

@@ -11,6 +11,7 @@ import numpy as np
 import pandas as pd
 import pytest
 
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT
 from experiments import report, runs, stats
 from experiments.variants import LABELS
@@ -184,7 +185,7 @@ def test_no_seed_of_the_published_learner_learned_as_fast_on_the_replica_as_on_u
     for path in sorted(
         glob.glob(os.path.join(os.path.dirname(runs.RESULTS), "results", "published_learner", "*.json"))
     ):
-        scores = runs.read_json(path)["scores"]
+        scores = read_json(path)["scores"]
         assert np.mean(scores) < np.mean(UNITY_LOG[: len(scores)]), path
 
 
@@ -205,7 +206,7 @@ def test_on_91_100_sac_on_rl_zoos_schedule_is_better_than_the_agent_in_all_its_s
 def test_the_joint_model_was_chosen_on_the_four_calibration_actors():
     """doc/environment.md and Report section 7: the default joint model is the one closest on the actors,
     so their scores are not independent evidence."""
-    saved = [runs.read_json(p) for p in glob.glob(os.path.join(ROOT, "results", "calibration", "*.json"))]
+    saved = [read_json(p) for p in glob.glob(os.path.join(ROOT, "results", "calibration", "*.json"))]
     models = {r["joint_model"]: r for r in saved if r.get("default")}
     actors = ("1jsingh", "AnKra", "ChrisPalmerNZ", "GrayWizard")
     mean = {m: np.mean([r["results"][a]["mean"] for a in actors]) for m, r in models.items()}
@@ -217,7 +218,7 @@ def test_the_published_learner_learned_more_slowly_on_the_replica_in_3_of_3_seed
     """README, doc/environment.md and Report section 7: "in 3 of 3 seeds"."""
     from experiments.published_learner import UNITY_LOG
 
-    saved = [runs.read_json(p) for p in glob.glob(os.path.join(ROOT, "results", "published_learner", "*.json"))]
+    saved = [read_json(p) for p in glob.glob(os.path.join(ROOT, "results", "published_learner", "*.json"))]
     slower = [np.mean(r["scores"]) < np.mean(UNITY_LOG[: len(r["scores"])]) for r in saved]
     assert len(slower) == 3 and all(slower)
 

@@ -13,7 +13,7 @@ import torch
 from continuous_control import agent as agent_module
 from continuous_control.agent import Agent, Config
 from continuous_control.checkpoints import load_checkpoint, save_checkpoint
-from continuous_control.devices import DeviceReplay, graphed
+from continuous_control.devices import DeviceReplay, GraphedBehaviour, graphed
 from continuous_control.training import Recorder, diagnostics
 
 S, A, ARMS = 33, 4, 20
@@ -153,6 +153,19 @@ def test_the_ablations_stay_on_the_cpu_and_a_subclass_of_the_agent_does_not():
         pass
 
     assert isinstance(graphed(Timed)(Config(**SMALL), S, A, ARMS).memory, DeviceReplay)
+
+
+def test_the_graphed_behaviour_is_the_lessons_for_all_but_its_graphs():
+    """Before its first refresh (no Graph yet) it acts as the lesson's behaviour; its noise, acting actor and mean
+    actor, which the agent and a checkpoint read, are the lesson's own."""
+    agent = Agent(Config(**SMALL), S, A, ARMS)
+    feed(agent, 20)
+    lesson = agent.behaviour
+    wrapped = GraphedBehaviour(lesson, agent.sizes)
+    assert wrapped.noise is lesson.noise and wrapped.actor is lesson.actor
+    states = torch.randn(ARMS, S)
+    torch.testing.assert_close(wrapped(states), lesson(states), rtol=0, atol=0)
+    torch.testing.assert_close(wrapped.mean_actor(states), lesson.mean_actor(states), rtol=0, atol=0)
 
 
 @CUDA

@@ -18,11 +18,11 @@ from continuous_control.agent import (
     NStepAccumulator,
     OrnsteinUhlenbeck,
     PrioritizedReplay,
-    SumTree,
     walk_step,
 )
 from continuous_control.behaviour import draw
 from continuous_control.networks import Normalizer
+from continuous_control.sumtree import SumTree
 
 S, A, ARMS = 3, 2, 2
 

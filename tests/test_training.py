@@ -339,7 +339,8 @@ def test_a_finished_run_of_another_configuration_or_short_of_its_stop_rule_is_ru
 def test_a_run_the_analyses_read_is_finished_only_while_runs_holds_its_networks(tmp_path):
     """`make experiments` ends with analyses of the full seeds' policies and a twin critic, read from runs/
     (results/ keeps no networks): such a run whose networks are gone is made again; any other is not."""
-    from experiments.run import NETWORKS, TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
+    from continuous_control.results import NETWORKS
+    from experiments.run import TWIN_CRITIC_RUN, WEAK_ARM_RUNS, finished
     from experiments.variants import CHANGES, RESULTS_VERSION
 
     results, runs = tmp_path / "results", tmp_path / "runs"

@@ -42,6 +42,7 @@ import pandas as pd
 from IPython.display import HTML, Markdown, display
 
 from continuous_control.figures import history_of, plot_diagnostics, plot_scores, q_reference
+from continuous_control.files import read_json
 from continuous_control.playback import load_networks, policy_of, render_replay
 from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
@@ -466,7 +467,7 @@ Markdown(
 # was chosen on it: three seeds, far fewer than a verdict needs.
 
 # %%
-learner = [runs.read_json(p) for p in sorted(glob.glob(os.path.join(ROOT, "results", "published_learner", "*.json")))]
+learner = [read_json(p) for p in sorted(glob.glob(os.path.join(ROOT, "results", "published_learner", "*.json")))]
 slower = sum(np.mean(r["scores"]) < np.mean(UNITY_LOG[: len(r["scores"])]) for r in learner)
 Markdown(
     f"In {slower} of its {len(learner)} seeds it learned more slowly on the replica than in its Unity log (a lower "
