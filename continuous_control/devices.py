@@ -66,9 +66,10 @@ class DeviceReplay:
         return self._updates
 
     @updates.setter
-    def updates(self, value) -> None:  # `+=` adds in place, on the device; a checkpoint sets a number
-        if value is not self._updates:
-            self._updates.fill_(int(value))
+    def updates(self, value) -> None:
+        # The lesson's `+=` adds in place and hands back this very tensor (copy_ of itself does nothing); a checkpoint
+        # sets a number. Either way the tensor a CUDA graph captured holds the count.
+        self._updates.copy_(torch.as_tensor(value))
 
     def add(self, states, actions, returns, next_states, discounts) -> torch.Tensor:
         """The lesson's `add`: a batch of transitions over the oldest, at the entry priority; their rows."""

@@ -137,8 +137,10 @@ def test_recorder_and_checkpoint_on_the_tensor_path(tmp_path):
     history |= {"solved_at": None, "diagnostics": [{"updates": 28.0}]}
     save_checkpoint(str(tmp_path), fast, None, 1, history, "code", record)
     again = graphed(Agent)(Config(**SMALL), S, A, ARMS)
+    counter = again.memory.updates  # the ring's position, in the tensor that a captured update reads
     assert load_checkpoint(str(tmp_path), again, None, "code", Recorder(again)) == (1, history)
     assert_same(state(fast), state(again), 0)
+    assert again.memory.updates is counter and int(counter) == int(fast.memory.updates) == 28
 
 
 def test_the_ablations_stay_on_the_cpu_and_a_subclass_of_the_agent_does_not():
