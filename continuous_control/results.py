@@ -151,7 +151,6 @@ def exported_policy(agent, state_size: int) -> bytes:
 
 POLICY, POLICY_WEIGHTS, NETWORKS = "policy.json", "policy.safetensors", "networks.safetensors"
 POLICY_LIMIT = 64 * MIB  # policy.safetensors and networks.safetensors: the four networks are about 0.5 MB
-MAX_WIDTH, MAX_LAYERS = 4096, 8  # the widest and deepest actor a policy.json may describe
 CLIP = 5.0  # the normaliser's clip (networks.Normalizer)
 
 
@@ -202,105 +201,6 @@ def policy_files(agent) -> dict:
         "mirror": mirror,
     }
     return {POLICY: json.dumps(architecture, indent=2), POLICY_WEIGHTS: to_safetensors(tensors)}
-
-
-def check_architecture(spec, path: str) -> dict:
-    """policy.json's fields, every one checked: FileRefused naming the file and the field."""
-
-    def refuse(what: str):
-        raise FileRefused(f"{path}: {what}; refused")
-
-    size = lambda n: type(n) is int and 1 <= n <= MAX_WIDTH
-    if not isinstance(spec, dict) or set(spec) != {"state_size", "action_size", "hidden", "clip", "mirror"}:
-        refuse("it is not a policy's architecture (state_size, action_size, hidden, clip, mirror)")
-    if not size(spec["state_size"]) or not size(spec["action_size"]):
-        refuse(f"state_size and action_size must be whole numbers from 1 to {MAX_WIDTH}")
-    hidden = spec["hidden"]
-    if not (isinstance(hidden, list) and 1 <= len(hidden) <= MAX_LAYERS and all(map(size, hidden))):
-        refuse(f"hidden must be 1 to {MAX_LAYERS} layer widths, each from 1 to {MAX_WIDTH}")
-    if type(spec["clip"]) is not float or not 0 < spec["clip"] <= 1e6:
-        refuse("clip must be a positive number")
-    mirror = spec["mirror"]
-    if mirror is not None:
-        signs = lambda x, n: isinstance(x, list) and len(x) == n and all(v in (1.0, -1.0) for v in x)
-        if not (
-            isinstance(mirror, dict)
-            and set(mirror) == {"index", "states", "actions"}
-            and type(mirror["index"]) is int
-            and 0 <= mirror["index"] < spec["state_size"]
-            and signs(mirror["states"], spec["state_size"])
-            and signs(mirror["actions"], spec["action_size"])
-        ):
-            refuse("mirror must be null, or an index below state_size and signs (1 or -1) of states and actions")
-    return spec
-
-
-class Policy(nn.Module):
-    """A saved policy as `load_policy` gives it: states as a tensor or a numpy array, of any float dtype, one per
-    row (one per arm) or a single state; actions of the same kind and shape (numpy for numpy). What it computes
-    is fixed by this class: the normaliser, linear layers with ReLU, tanh, and the mirror if there is one."""
-
-    def __init__(self, spec: dict, tensors: dict, path: str):
-        super().__init__()
-        from .agent import Actor
-        from .networks import Normalizer
-
-        self.path, self.state_size = path, spec["state_size"]
-        self.norm = Normalizer(spec["state_size"], spec["clip"])
-        self.actor = Actor(spec["state_size"], spec["action_size"], tuple(spec["hidden"]))
-        for prefix, net in (("normalizer.", self.norm), ("actor.", self.actor)):
-            net.load_state_dict({k[len(prefix) :]: v for k, v in tensors.items() if k.startswith(prefix)})
-        self.eval().requires_grad_(False)
-        mirror = spec["mirror"]
-        self.mirror = mirror and (
-            mirror["index"],
-            torch.tensor(mirror["states"], dtype=torch.float32),
-            torch.tensor(mirror["actions"], dtype=torch.float32),
-        )
-
-    def network(self, x: torch.Tensor) -> torch.Tensor:
-        if not self.mirror:
-            return self.actor(self.norm(x))
-        index, states, actions = self.mirror  # as experiments.ablations.MirroredPolicy computes it
-        flip = x[:, index] < 0
-        x = torch.where(flip[:, None], x * states, x)
-        return torch.where(flip[:, None], self.actor(self.norm(x)) * actions, self.actor(self.norm(x)))
-
-    def forward(self, states):
-        x = torch.as_tensor(states)
-        if x.ndim not in (1, 2) or x.shape[-1] != self.state_size or not x.is_floating_point():
-            raise ValueError(
-                f"{self.path} takes float states of {self.state_size} numbers, one per row (shape (arms, "
-                f"{self.state_size}) or ({self.state_size},)); got {x.dtype} of shape {tuple(x.shape)}"
-            )
-        with torch.no_grad():
-            actions = self.network(x.reshape(-1, self.state_size).to(torch.float32))
-        actions = actions[0] if x.ndim == 1 else actions
-        return actions.numpy() if isinstance(states, np.ndarray) else actions
-
-
-def policy_tensors(spec: dict) -> dict:
-    """{name: shape} of the tensors a policy of architecture `spec` holds."""
-    sizes = [spec["state_size"], *spec["hidden"], spec["action_size"]]
-    wanted = {f"normalizer.{k}": (spec["state_size"],) for k in ("mean", "var")} | {"normalizer.count": ()}
-    for i, (n_in, n_out) in enumerate(zip(sizes[:-1], sizes[1:])):
-        wanted |= {f"actor.layers.{i}.weight": (n_out, n_in), f"actor.layers.{i}.bias": (n_out,)}
-    return wanted
-
-
-def load_policy(path: str) -> Policy:
-    """A run folder's policy (`path`: the folder, or any file in it, such as the actor.pt2 that older code
-    loaded), rebuilt from policy.json and policy.safetensors, read once each and checked against the folder's
-    manifest: data only, no program. An exported program (actor.pt2) is written for deployers, never read here.
-    FileRefused, naming the file, for anything else."""
-    folder = path if os.path.isdir(path) else os.path.dirname(path)
-    files = read_folder(folder, {POLICY: MIB, POLICY_WEIGHTS: POLICY_LIMIT}, names=(POLICY, POLICY_WEIGHTS))
-    where = lambda name: os.path.join(folder, name)
-    spec = check_architecture(parse_json(files[POLICY], where(POLICY)), where(POLICY))
-    tensors = from_safetensors(files[POLICY_WEIGHTS], where(POLICY_WEIGHTS), policy_tensors(spec), POLICY)
-    if (tensors["normalizer.var"] < 0).any() or not tensors["normalizer.count"] > 0:
-        raise FileRefused(f"{where(POLICY_WEIGHTS)}: its normaliser's variance or count is negative; refused")
-    return Policy(spec, tensors, where(POLICY_WEIGHTS))
 
 
 def network_tensors(agent) -> dict:
@@ -366,11 +266,6 @@ def acting(policy):
             return policy(torch.as_tensor(info.vector_observations, dtype=torch.float32)).numpy()
 
     return act
-
-
-def evaluate(run_dir: str, seed: int, episodes: int = 5) -> dict:
-    """The run's policy (`load_policy`) on unseen goals (`evaluate_policy`)."""
-    return evaluate_policy(load_policy(run_dir), seed, episodes)
 
 
 def evaluate_policy(policy, seed: int, episodes: int = 5) -> dict:

@@ -27,8 +27,9 @@ import traceback
 from pathlib import Path
 
 from continuous_control.files import MANIFEST, FileRefused, read_json
+from continuous_control.playback import evaluate
 from continuous_control.provenance import ROOT
-from continuous_control.results import NETWORKS, evaluate, replace_run, write_files, write_json
+from continuous_control.results import NETWORKS, replace_run, write_files, write_json
 from experiments.variants import CHANGES, RESULTS_VERSION
 
 SEEDS, FEW_SEEDS, ABLATION_EPISODES = tuple(range(10)), (0, 1, 2), 100

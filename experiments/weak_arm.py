@@ -16,8 +16,9 @@ import numpy as np
 import torch
 
 from continuous_control.files import FileRefused
+from continuous_control.playback import load_policy
 from continuous_control.provenance import ROOT
-from continuous_control.results import EVAL_SEED, load_policy, load_run, write_json
+from continuous_control.results import EVAL_SEED, load_run, write_json
 from experiments.ablations import GOAL_SPEED, MIRROR_ACT, MIRROR_OBS, mirrored
 from reacher import ReacherEnvironment, play
 from reacher.physics import DEFAULT_RESET_PARAMETERS
@@ -74,7 +75,7 @@ def by_direction(scores: np.ndarray, speeds: np.ndarray) -> dict:
 
 
 def analyse(run: str = "checkpoints", episodes: int = 8) -> dict:
-    """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as results.evaluate)."""
+    """Play the three conditions on the run's evaluation goals (EVAL_SEED + its seed, as playback.evaluate)."""
     summary = load_run(os.path.join(ROOT, run))["summary"]  # the whole folder checked against its manifest
     policy = load_policy(os.path.join(ROOT, run))
     start, seed = time.time(), summary["seed"]

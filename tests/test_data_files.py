@@ -24,8 +24,9 @@ from hypothesis import strategies as st
 from continuous_control import checkpoints, files, results
 from continuous_control.agent import Config, train
 from continuous_control.files import MANIFEST, FileRefused, manifest
+from continuous_control.playback import load_policy
 from continuous_control.provenance import ROOT
-from continuous_control.results import load_policy, load_run
+from continuous_control.results import load_run
 from reacher import ReacherEnvironment
 
 SMALL = dict(buffer_size=5_000, batch_size=32, warmup=500, hidden=(16, 16))

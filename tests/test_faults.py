@@ -355,7 +355,7 @@ def crafted_policy(folder, marker, where: str):
 def test_a_crafted_exported_policy_runs_no_code_and_is_never_read(trained, tmp_path, where):
     """The project rebuilds a policy from policy.json and policy.safetensors: a crafted actor.pt2 beside them is
     never read (nothing loads it), though torch alone would run it."""
-    from continuous_control.results import load_policy
+    from continuous_control.playback import load_policy
 
     folder = tmp_path / "run"
     shutil.copytree(trained, folder, ignore=shutil.ignore_patterns("resume*"))
@@ -480,7 +480,7 @@ def test_the_exported_policy_takes_numpy_and_single_states(trained):
     """The policy as load_policy gives it (from the folder of the actor.pt2 older code loaded): tensors or numpy
     arrays, float32 or float64, one state or one per arm;
     anything else is a ValueError that names the file and the state size."""
-    from continuous_control.results import load_policy
+    from continuous_control.playback import load_policy
 
     policy, path = load_policy(str(trained / "actor.pt2")), str(trained / "policy.safetensors")
     states = np.random.default_rng(0).standard_normal((20, 33))

@@ -16,7 +16,8 @@ import torch
 from continuous_control import checkpoints
 from continuous_control.agent import Config, train, walk_step
 from continuous_control.files import MANIFEST, FileRefused, manifest
-from continuous_control.results import load_policy, load_run, policy_files, write_files
+from continuous_control.playback import load_policy
+from continuous_control.results import load_run, policy_files, write_files
 from continuous_control.sumtree import SumTree
 from reacher import ReacherEnvironment
 

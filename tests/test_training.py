@@ -18,8 +18,7 @@ import torch
 
 from continuous_control import checkpoints
 from continuous_control.agent import Actor, Agent, Config, NoisyActor, train
-from continuous_control.playback import load_networks
-from continuous_control.results import load_policy
+from continuous_control.playback import load_networks, load_policy
 from continuous_control.training import PROGRESS
 from experiments.run import run_one
 from reacher import ReacherEnvironment

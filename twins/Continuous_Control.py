@@ -68,8 +68,8 @@ from IPython.display import Markdown
 import reacher
 from continuous_control import figures  # the lesson's plots, drawn with its classes
 from continuous_control.config import run_setup
-from continuous_control.playback import load_networks, play_scores, replay_panel
-from continuous_control.results import EVAL_SEED, load_policy, load_run
+from continuous_control.playback import load_networks, load_policy, play_scores, replay_panel
+from continuous_control.results import EVAL_SEED, load_run
 
 # SMOKE=1: short runs into a temporary folder, with a small buffer and early learning; RESUME=1: continue an
 # interrupted run.
