@@ -9,6 +9,7 @@ for episode in range(first, max_episodes + 1):
 history = run.finish()                 # result files in run_dir
 """
 
+import atexit
 import contextlib
 import numbers
 import os
@@ -275,3 +276,11 @@ def unlock_folder(folder: str) -> None:
     f = _locks.pop(os.path.abspath(folder), None)
     if f is not None:
         f.close()  # closing releases the lock
+
+
+@atexit.register
+def _unlock_all() -> None:
+    """The locks of runs that never finished (an error, an interrupt): closed as the process exits, not left to the
+    garbage collector."""
+    for folder in list(_locks):
+        unlock_folder(folder)
