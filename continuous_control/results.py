@@ -215,25 +215,14 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
     files = {**policy_files(agent), NETWORKS: to_safetensors(network_tensors(agent))}
     files["actor.pt2"] = exported_policy(agent, agent.norm.mean.numel())  # for deployers: never read by the project
     files["config.json"] = json.dumps(asdict(agent.cfg), indent=2)
-    columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
-    files["scores.csv"] = csv_text("mean,min,max,avg100,wall_seconds", columns, "{:.4f}")
-    arms = ",".join(f"arm{k}" for k in range(len(history["arms"][0])))
-    files["arm_scores.csv"] = csv_text(arms, history["arms"], "{:.2f}")
+    files |= score_files(history)
     if history.get("diagnostics"):
         names = list(history["diagnostics"][0])
         files["diagnostics.csv"] = csv_text(
             ",".join(names), ([row[c] for c in names] for row in history["diagnostics"]), "{:.6g}"
         )
-    solved = history["solved_at"]
     summary = {
-        "solved_at": solved,
-        "first_episode_mean_30": first_episode_at(history["mean"]),
-        "episodes": len(history["mean"]),
-        "final_avg100": history["avg100"][-1],
-        "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
-        "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
-        "wall_seconds": history["wall"][-1],
-        "wall_seconds_to_solve": history["wall"][solved - 1] if solved else None,
+        **score_summary(history),
         "environment": getattr(env, "description", "Unity build"),
         # where it ran, and the code it started with (a resume refuses other code that shapes training)
         "machine": machine(),
@@ -246,9 +235,30 @@ def save_results(run_dir: str, agent, history: dict, env) -> dict:
     return summary
 
 
-def write_csv(path: str, header: str, rows, number: str) -> None:
-    with atomic_file(path) as f:
-        f.write(csv_text(header, rows, number))
+def score_files(history: dict) -> dict:
+    """scores.csv and arm_scores.csv ({name: text}) of a run's history: per episode its 20-arm mean, min, max, the
+    100-episode average, the wall-clock seconds, and each arm's score."""
+    columns = zip(history["mean"], history["min"], history["max"], history["avg100"], history["wall"])
+    arms = ",".join(f"arm{k}" for k in range(len(history["arms"][0])))
+    return {
+        "scores.csv": csv_text("mean,min,max,avg100,wall_seconds", columns, "{:.4f}"),
+        "arm_scores.csv": csv_text(arms, history["arms"], "{:.2f}"),
+    }
+
+
+def score_summary(history: dict) -> dict:
+    """The summary's score entries of a run's history (score_files' columns, and solved_at)."""
+    solved = history["solved_at"]
+    return {
+        "solved_at": solved,
+        "first_episode_mean_30": first_episode_at(history["mean"]),
+        "episodes": len(history["mean"]),
+        "final_avg100": float(history["avg100"][-1]),
+        "mean_episodes_1_100": float(np.mean(history["mean"][:WINDOW])),
+        "arm_means_episodes_1_100": np.mean(history["arms"][:WINDOW], axis=0).tolist(),
+        "wall_seconds": float(history["wall"][-1]),
+        "wall_seconds_to_solve": float(history["wall"][solved - 1]) if solved else None,
+    }
 
 
 def csv_text(header: str, rows, number: str) -> str:

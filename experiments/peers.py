@@ -18,7 +18,6 @@ import copy
 import json
 import math
 import os
-import shutil
 import subprocess
 import sys
 import time
@@ -28,16 +27,16 @@ from pathlib import Path
 
 import numpy as np
 
-from continuous_control.files import MANIFEST, manifest, read_json
+from continuous_control.files import read_json
 from continuous_control.provenance import ROOT, code_version, machine, processor
 from continuous_control.results import (
-    WINDOW,
     average100,
     evaluate_policy,
-    first_episode_at,
+    replace_run,
     running_mean,
+    score_files,
+    score_summary,
     solved_at,
-    write_csv,
 )
 from reacher.physics import MAX_STEPS
 
@@ -274,28 +273,12 @@ def export(model, path: str):
     return policy
 
 
-def history_files(folder: str, arms: np.ndarray, wall: np.ndarray) -> dict:
-    """scores.csv and arm_scores.csv as the agent's runs write them; the summary's score entries."""
+def history(arms: np.ndarray, wall: np.ndarray) -> dict:
+    """A run's history, as the agent's runs keep it, from each episode's arm scores and its wall-clock seconds."""
     means = arms.mean(1)
     avg100 = running_mean(means)
-    write_csv(
-        os.path.join(folder, "scores.csv"),
-        "mean,min,max,avg100,wall_seconds",
-        zip(means, arms.min(1), arms.max(1), avg100, wall),
-        "{:.4f}",
-    )
-    write_csv(os.path.join(folder, "arm_scores.csv"), ",".join(f"arm{k}" for k in range(arms.shape[1])), arms, "{:.2f}")
     solved = solved_at(avg100)
-    return {
-        "solved_at": solved,
-        "first_episode_mean_30": first_episode_at(means),
-        "episodes": len(means),
-        "final_avg100": float(avg100[-1]),
-        "mean_episodes_1_100": float(means[:WINDOW].mean()),
-        "arm_means_episodes_1_100": arms[:WINDOW].mean(0).tolist(),
-        "wall_seconds": float(wall[-1]),
-        "wall_seconds_to_solve": float(wall[solved - 1]) if solved else None,
-    }
+    return dict(mean=means, min=arms.min(1), max=arms.max(1), avg100=avg100, wall=wall, arms=arms, solved_at=solved)
 
 
 def run_one(
@@ -346,10 +329,8 @@ def run_one(
     policy = export(model, os.path.join(work_dir, "actor.pt2"))
     evaluation = evaluate_policy(policy, seed, eval_episodes)
 
-    final, partial = os.path.join(out, name, f"seed{seed}"), os.path.join(out, name, f".partial-seed{seed}")
-    shutil.rmtree(partial, ignore_errors=True)
-    os.makedirs(partial)
-    summary = history_files(partial, np.array(callback.arms), np.array(callback.wall))
+    run = history(np.array(callback.arms), np.array(callback.wall))
+    summary = score_summary(run)
     summary.update(
         environment=f"built-in replica through reacher.gym.ReacherVectorEnv ({arms} arms, one world, "
         f"{episode_steps} steps per episode) and reacher.sb3.GymnasiumVecEnv",
@@ -380,12 +361,9 @@ def run_one(
         set_hyperparameters=hyperparameters,
         sb3=sb3_settings(model),
     )
-    Path(os.path.join(partial, "config.json")).write_text(json.dumps(config, indent=2))
-    Path(os.path.join(partial, "summary.json")).write_text(json.dumps(summary, indent=2))
-    written = {name: Path(partial, name).read_bytes() for name in sorted(os.listdir(partial))}
-    Path(partial, MANIFEST).write_text(manifest(written))  # last: what the report's reader checks every file by
-    shutil.rmtree(final, ignore_errors=True)
-    os.replace(partial, final)
+    files = score_files(run)
+    files["config.json"], files["summary.json"] = json.dumps(config, indent=2), json.dumps(summary, indent=2)
+    replace_run(os.path.join(out, name, f"seed{seed}"), files)  # checked as load_run checks it, then renamed in
     print(
         f"{name} seed {seed}: first 30 at {summary['first_episode_mean_30']}, mean 1-100 "
         f"{summary['mean_episodes_1_100']:.2f}, solved at {summary['solved_at']}, "
