@@ -307,6 +307,32 @@ class RunFailed(Exception):
     """A run's own error, as its task reported it in one line."""
 
 
+def collect(ray, ref, run: tuple, results: str, places) -> tuple:
+    """The finished task `ref` of the run `run`: its result checked and written to `results`, then (its summary,
+    the line that says so), or (None, the line that says why it failed, with its log's node and path)."""
+    variant, seed, *_ = run
+    name, out = f"{variant} seed {seed}", {}
+    try:
+        out = ray.get(ref, timeout=WAIT_SECONDS)
+        if "error" in out:
+            raise RunFailed(out["error"])
+        folder = os.path.join(results, variant, f"seed{seed}")
+        summary = replace_run(folder, checked(name, folder, out.get("files")))["summary"]
+    except (ray.exceptions.RayError, RunFailed, FileRefused, OSError) as error:
+        line = (str(error).strip().splitlines() or [""])[-1]
+        if isinstance(error, ray.exceptions.RayError):  # its worker or node died, at every attempt
+            how, line = f" after {RETRIES} retries", f"{type(error).__name__}: {line}"
+            log = ray.get(places.get.remote(run), timeout=WAIT_SECONDS)
+        else:
+            how, log = "", out["log"]
+        return None, f"failed {name}{how}: {line}; its log: {log or 'none, it never started'}"
+    minutes = summary["wall_seconds"] / 60
+    return summary, (
+        f"finished {name}: solved at {summary['solved_at']}, {minutes:.1f} min, {summary['processor']} "
+        f"(log: {out['log']})"
+    )
+
+
 def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | None = None, **overrides) -> list:
     """Each batch (runs, how many at a time: None, all that Ray has CPUs for; the runs at once that each records:
     None, its node's CPUs) as Ray tasks, a batch once the one before it ends, on a Ray of `jobs` CPUs started here
@@ -332,29 +358,13 @@ def ray_sweep(batches: list, address: str, jobs: int, results: str, runs: str | 
                     pending[task.remote(run, concurrent, runs, overrides, places)] = run
                 done, _ = ray.wait(list(pending), num_returns=1, timeout=WAIT_SECONDS)
                 for ref in done:
-                    variant, seed, *_ = run = pending.pop(ref)
-                    name = f"{variant} seed {seed}"
-                    try:
-                        out = ray.get(ref, timeout=WAIT_SECONDS)
-                        if "error" in out:
-                            raise RunFailed(out["error"])
-                        folder = os.path.join(results, variant, f"seed{seed}")
-                        summary = replace_run(folder, checked(name, folder, out.get("files")))["summary"]
-                    except (ray.exceptions.RayError, RunFailed, FileRefused, OSError) as error:
+                    run = pending.pop(ref)
+                    summary, line = collect(ray, ref, run, results, places)
+                    bar.write(line)
+                    if summary is None:
                         failed.append(run)
-                        line = (str(error).strip().splitlines() or [""])[-1]
-                        if isinstance(error, ray.exceptions.RayError):  # its worker or node died, at every attempt
-                            how, line = f" after {RETRIES} retries", f"{type(error).__name__}: {line}"
-                            log = ray.get(places.get.remote(run), timeout=WAIT_SECONDS)
-                        else:
-                            how, log = "", out["log"]
-                        bar.write(f"failed {name}{how}: {line}; its log: {log or 'none, it never started'}")
                         continue
                     minutes.append(summary["wall_seconds"] / 60)
-                    bar.write(
-                        f"finished {name}: solved at {summary['solved_at']}, {minutes[-1]:.1f} min, "
-                        f"{summary['processor']} (log: {out['log']})"
-                    )
                     bar.update(1)
                     left = total - bar.n - len(failed)
                     bar.set_postfix(compute_hours_left=f"{left * sum(minutes) / len(minutes) / 60:.1f}")
