@@ -205,7 +205,8 @@ def test_ctrl_c_ends_the_sweep_with_one_line_that_says_how_to_resume(tmp_path):
     """Ctrl-C at a terminal (SIGINT to the command's process group) while a run trains: the sweep ends within a
     bounded time with one line saying how to resume, and leaves no Ray process or folder behind."""
     folders = set(Path(tempfile.gettempdir()).glob("ray-*"))
-    args = SWEEP + ["--seeds", "0", "--ray", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs")]
+    long = [*SWEEP[:3], "--episodes", "200", *SWEEP[5:]]  # still training when the signal comes, on a busy machine
+    args = long + ["--seeds", "0", "--ray", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs")]
     with open(tmp_path / "driver.out", "w") as out:
         driver = subprocess.Popen(
             [sys.executable, "-c", DRIVER, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
