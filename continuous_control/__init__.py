@@ -2,8 +2,8 @@
 to open it: the acting copies of the policy (behaviour.py), the sum tree's array and compiled loops
 (sumtree.py), the seed streams and the input checks (config.py), the GPU's path (devices.py),
 checkpoints and resume (checkpoints.py), a run's bookkeeping (training.py), its result files
-(results.py), the progress display (progress.py), figures (figures.py), replays of a trained policy
-(playback.py) and the checks' stand-ins (probes.py); networks.py standardises the states, moves the
+(results.py), the progress display (progress.py), figures (figures.py), a saved policy read back,
+scored and replayed (playback.py) and the checks' stand-ins (probes.py); networks.py standardises the states, moves the
 networks and caches numba's compilations. The report's variants and ablations
 are experiments/'s.
 
