@@ -209,7 +209,12 @@ def test_ctrl_c_ends_the_sweep_with_one_line_that_says_how_to_resume(tmp_path):
     args = long + ["--seeds", "0", "--ray", "--results", str(tmp_path / "results"), "--runs", str(tmp_path / "runs")]
     with open(tmp_path / "driver.out", "w") as out:
         driver = subprocess.Popen(
-            [sys.executable, "-c", DRIVER, *args], stdout=out, stderr=subprocess.STDOUT, start_new_session=True
+            [sys.executable, "-c", DRIVER, *args],
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            # SIGINT as at a terminal: a background job of a shell (`make test &`) starts with it ignored
+            preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
         )
         try:
             until(lambda: (tmp_path / "runs" / "full-seed0.log").exists(), WAIT, driver)
