@@ -85,8 +85,8 @@ class Policy(nn.Module):
             return self.actor(self.norm(x))
         index, states, actions = self.mirror  # as experiments.ablations.MirroredPolicy computes it
         flip = x[:, index] < 0
-        x = torch.where(flip[:, None], x * states, x)
-        return torch.where(flip[:, None], self.actor(self.norm(x)) * actions, self.actor(self.norm(x)))
+        y = self.actor(self.norm(torch.where(flip[:, None], x * states, x)))
+        return torch.where(flip[:, None], y * actions, y)
 
     def forward(self, states):
         x = torch.as_tensor(states)
