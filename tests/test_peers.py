@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 import torch
 
-from continuous_control.files import MANIFEST
+from continuous_control.files import MANIFEST, FileRefused
 from continuous_control.provenance import ROOT
 from continuous_control.results import load_run
 from experiments import peers, runs
@@ -250,6 +250,31 @@ def test_a_smoke_run_leaves_a_results_folder_like_the_agents(tmp_path, name):
         model = TD3.load(str(work / "model.zip"), device="cpu")
     exported = torch.export.load(str(work / "actor.pt2")).module()(torch.as_tensor(raw)).detach().numpy()
     np.testing.assert_allclose(exported, model.predict(normalize.normalize_obs(raw), deterministic=True)[0], atol=1e-6)
+
+
+def test_a_link_planted_at_a_peers_results_folder_is_refused_by_name_and_never_followed(tmp_path):
+    """The run's folder is written by results.replace_run: a symbolic link there is named, and what it points to
+    keeps its files (the writer before it failed with a bare NotADirectoryError after training)."""
+    victim = tmp_path / "victim"
+    victim.mkdir()
+    (victim / "keep.txt").write_text("mine\n")
+    (tmp_path / "res" / "td3").mkdir(parents=True)
+    (tmp_path / "res" / "td3" / "seed0").symlink_to(victim)
+    schedule = peers.smoke(peers.SCHEDULES[peers.PEERS["td3"][1]]())
+    with pytest.raises(FileRefused, match=r"td3/seed0 is a symbolic link"):
+        peers.run_one(
+            "td3",
+            0,
+            out=str(tmp_path / "res"),
+            work=str(tmp_path / "work"),
+            episodes=4,
+            episode_steps=peers.SMOKE_STEPS,
+            eval_episodes=1,
+            schedule=schedule,
+            buffer_size=5_000,
+            log_every=100,
+        )
+    assert sorted(os.listdir(victim)) == ["keep.txt"] and (victim / "keep.txt").read_text() == "mine\n"
 
 
 def test_the_peers_fast_episodes_end_on_the_agents_schedule(tmp_path):
